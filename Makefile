@@ -1,0 +1,25 @@
+# `make run`: set up and run the quickstart GRPO training. `make test`: set up and run the tests.
+PY := .venv/bin/python
+RUN_DIR ?= runs/quickstart
+CONFIG ?= examples/quickstart.toml
+
+.PHONY: setup run test test-fast bench clean
+
+setup:
+	@bash scripts/setup_env.sh
+
+run: setup
+	OMP_NUM_THREADS=2 .venv/bin/posttrain train $(CONFIG) --out $(RUN_DIR)
+
+test: setup
+	$(PY) -m pytest -q -ra
+
+test-fast: setup
+	$(PY) -m pytest -q -ra -m "not slow"
+
+bench: setup
+	POSTTRAIN_EXTRAS=test,bench bash scripts/setup_env.sh
+	$(PY) benchmarks/grpo_vs_trl.py
+
+clean:
+	rm -rf runs .pytest_cache

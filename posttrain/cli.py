@@ -1,0 +1,72 @@
+"""`posttrain <verb>`: parse, build from config, call one function."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from posttrain.errors import PosttrainError
+
+app = typer.Typer(
+    help="posttrain: RL post-training of LLMs on verifiable tasks.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+console = Console(stderr=True)
+
+
+@app.callback()
+def _root() -> None:
+    """posttrain: RL post-training of LLMs on verifiable tasks, end to end on one CPU."""
+    _quiet_libraries()
+
+
+def _quiet_libraries() -> None:
+    """Library progress bars and warnings would tear through our own progress display."""
+    import os
+    import warnings
+
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    warnings.filterwarnings("ignore", module="transformers")
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
+def _fail(message: str) -> None:
+    console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code=2)
+
+
+@app.command("train")
+def train_command(
+    config: Optional[Path] = typer.Argument(None, help="Run config (TOML). Not needed with --resume."),
+    out: Path = typer.Option(..., "--out", "-o", help="Run directory to create (or continue, with --resume)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the run in --out from its last checkpoint."),
+) -> None:
+    """Train a policy with RL (GRPO, RLOO, REINFORCE++; PPO-clip or GSPO loss) on the config's
+    domains. Writes OUT/config.toml, metrics.jsonl, trajectories.sqlite, checkpoints/step-N/
+    and summary.json (held-out accuracy before/after with a bootstrap 95% interval)."""
+    from posttrain.pipeline.sync_training import train
+
+    try:
+        summary = train(config, out, resume=resume, console=console)
+    except PosttrainError as exc:
+        _fail(str(exc))
+    print(json.dumps(summary, indent=2))
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""The run config: one TOML file, validated with pydantic. Unknown keys and bad values are
+rejected with the file, the key and the reason."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from posttrain.errors import ConfigError
+from posttrain.tasks.answer_extraction import EXTRACTORS
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ModelConfig(_Strict):
+    name: str = "smollm2-135m"
+    dtype: Literal["float32", "bfloat16"] = "float32"
+
+
+class EngineConfig(_Strict):
+    backend: Literal["hf"] = "hf"
+    max_batch_size: int = Field(64, ge=1)
+
+
+class DomainConfig(_Strict):
+    name: str = Field(min_length=1)
+    source: str = Field(description="reasoning-gym:<generator>, jsonl:<path> or a path ending in .jsonl")
+    weight: float = Field(1.0, gt=0)
+    heldout: int = Field(100, ge=0)
+    seed: int = 0
+    size: int = Field(100_000, ge=1, description="pool size for procedural generators")
+    params: dict[str, Any] = Field(default_factory=dict)
+    prompt_template: str = "{question}"
+    answer_extraction: str | None = None
+
+    @field_validator("source")
+    @classmethod
+    def _known_source(cls, value: str) -> str:
+        if value.startswith(("reasoning-gym:", "jsonl:")) or value.endswith(".jsonl"):
+            return value
+        raise ValueError("must be 'reasoning-gym:<generator>', 'jsonl:<path>' or a path ending in .jsonl")
+
+    @field_validator("prompt_template")
+    @classmethod
+    def _has_question(cls, value: str) -> str:
+        if "{question}" not in value:
+            raise ValueError("must contain the placeholder {question}")
+        return value
+
+    @field_validator("answer_extraction")
+    @classmethod
+    def _known_extraction(cls, value: str | None) -> str | None:
+        if value is not None and value not in EXTRACTORS:
+            raise ValueError(f"must be one of {', '.join(EXTRACTORS)}")
+        return value
+
+
+class RolloutConfig(_Strict):
+    prompts_per_step: int = Field(8, ge=1)
+    group_size: int = Field(8, ge=1)
+    max_new_tokens: int = Field(64, ge=1)
+    temperature: float = Field(1.0, gt=0)
+    top_p: float = Field(1.0, gt=0, le=1)
+    top_k: int = Field(0, ge=0)
+    system_prompt: str | None = None
+
+
+class AlgorithmConfig(_Strict):
+    advantage: Literal["grpo", "rloo", "reinforce_pp"] = "grpo"
+    normalize_std: bool = True
+    loss: Literal["ppo_clip", "gspo"] = "ppo_clip"
+    clip_low: float = Field(0.2, ge=0)
+    clip_high: float = Field(0.28, ge=0)
+    aggregation: Literal["token_mean", "seq_mean"] = "token_mean"
+    kl_coef: float = Field(0.0, ge=0)
+    kl_estimator: Literal["k1", "k3"] = "k3"
+    tis_cap: float | None = Field(2.0, gt=0, description="truncated importance sampling cap; none disables")
+    dynamic_sampling: bool = True
+    updates_per_batch: int = Field(1, ge=1)
+
+
+class OptimConfig(_Strict):
+    lr: float = Field(1e-6, gt=0)
+    weight_decay: float = Field(0.0, ge=0)
+    betas: tuple[float, float] = (0.9, 0.999)
+    grad_clip: float = Field(1.0, gt=0)
+    warmup_steps: int = Field(0, ge=0)
+    micro_batch_tokens: int = Field(4096, ge=16)
+    bf16_autocast: bool = False
+    activation_checkpointing: bool = False
+
+
+class TrainConfig(_Strict):
+    steps: int = Field(20, ge=1)
+    eval_every: int = Field(0, ge=0, description="evaluate held-out items every N steps; 0 = only before and after")
+    eval_max_new_tokens: int | None = Field(None, ge=1)
+    eval_batch_size: int = Field(64, ge=1)
+    checkpoint_every: int = Field(10, ge=1)
+    keep_checkpoints: int = Field(2, ge=1)
+    bootstrap_samples: int = Field(2000, ge=100)
+
+
+class RunConfig(_Strict):
+    seed: int = 0
+    threads: int | None = Field(None, ge=1, description="torch threads; default: all cores")
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    engine: EngineConfig = Field(default_factory=EngineConfig)
+    domains: list[DomainConfig]
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    algorithm: AlgorithmConfig = Field(default_factory=AlgorithmConfig)
+    optim: OptimConfig = Field(default_factory=OptimConfig)
+    train: TrainConfig = Field(default_factory=TrainConfig)
+
+    @model_validator(mode="after")
+    def _unique_domains(self) -> "RunConfig":
+        names = [d.name for d in self.domains]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"domain names must be unique; repeated: {', '.join(duplicates)}")
+        if not self.domains:
+            raise ValueError("at least one [[domains]] entry is required")
+        return self
+
+
+def _location(loc: tuple) -> str:
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts[-1] = f"{parts[-1]}[{item}]" if parts else f"[{item}]"
+        else:
+            parts.append(str(item))
+    return ".".join(parts) or "(top level)"
+
+
+def format_validation_error(path: Path | str, error: ValidationError) -> str:
+    first = error.errors()[0]
+    reason = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "extra_forbidden":
+        reason = "unknown key"
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return f"{path}: {_location(first['loc'])}: {reason}{more}"
+
+
+def parse_config(data: dict[str, Any], path: Path | str = "<config>") -> RunConfig:
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(path, exc)) from None
+
+
+def load_config(path: Path | str) -> RunConfig:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    return parse_config(data, path)
+
+
+def dump_config(config: RunConfig) -> str:
+    """The resolved config as TOML (every default filled in), for the run directory."""
+    return _to_toml(config.model_dump(mode="json", exclude_none=True))
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def _toml_key(key: str) -> str:
+    return key if key.replace("_", "").replace("-", "").isalnum() else _toml_value(key)
+
+
+def _to_toml(data: dict[str, Any]) -> str:
+    lines: list[str] = []
+    tables: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        if isinstance(value, dict) or (isinstance(value, list) and value and all(isinstance(v, dict) for v in value)):
+            tables.append((key, value))
+        else:
+            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
+    for key, value in tables:
+        entries = value if isinstance(value, list) else [value]
+        header = f"[[{key}]]" if isinstance(value, list) else f"[{key}]"
+        for entry in entries:
+            lines.append("")
+            lines.append(header)
+            lines.extend(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in entry.items())
+    return "\n".join(lines) + "\n"

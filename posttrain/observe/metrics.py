@@ -1,0 +1,44 @@
+"""metrics.jsonl: one JSON object per line, flushed as it is written."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+class JsonlMetricsSink:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file = open(path, "a", encoding="utf-8")
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._file.write(json.dumps(record, sort_keys=True) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """Every complete record; a torn last line (a kill mid-write) is ignored."""
+    records = []
+    if not path.exists():
+        return records
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return records
+
+
+def truncate_metrics_after(path: Path, step: int) -> None:
+    """Keep the records of steps <= `step` (those a checkpoint covers); a resumed run redoes
+    the rest, so no step appears twice."""
+    kept = [r for r in read_metrics(path) if r.get("step", -1) <= step]
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in kept), encoding="utf-8")
+    os.replace(tmp, path)

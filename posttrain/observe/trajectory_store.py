@@ -1,0 +1,75 @@
+"""trajectories.sqlite: every sampled completion, token-in-token-out, with its reward."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any, Iterable
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS trajectories (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    step INTEGER NOT NULL,
+    phase TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    domain TEXT NOT NULL,
+    sample_index INTEGER NOT NULL,
+    policy_version INTEGER NOT NULL,
+    prompt_token_ids TEXT NOT NULL,
+    completion_token_ids TEXT NOT NULL,
+    logprobs TEXT NOT NULL,
+    text TEXT NOT NULL,
+    finish_reason TEXT NOT NULL,
+    reward REAL NOT NULL,
+    passed INTEGER NOT NULL,
+    details TEXT NOT NULL,
+    advantage REAL
+);
+CREATE INDEX IF NOT EXISTS trajectories_step ON trajectories(step);
+"""
+
+
+class TrajectoryStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.db = sqlite3.connect(path)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.executescript(_SCHEMA)
+
+    def add_groups(self, step: int, phase: str, rows: Iterable[dict[str, Any]]) -> None:
+        """Rows of one step land in one transaction: all or none."""
+        with self.db:
+            self.db.executemany(
+                "INSERT INTO trajectories (step, phase, task_id, domain, sample_index, policy_version, "
+                "prompt_token_ids, completion_token_ids, logprobs, text, finish_reason, reward, passed, details, advantage) "
+                "VALUES (:step, :phase, :task_id, :domain, :sample_index, :policy_version, :prompt_token_ids, "
+                ":completion_token_ids, :logprobs, :text, :finish_reason, :reward, :passed, :details, :advantage)",
+                [
+                    {
+                        **row,
+                        "step": step,
+                        "phase": phase,
+                        "prompt_token_ids": json.dumps(row["prompt_token_ids"]),
+                        "completion_token_ids": json.dumps(row["completion_token_ids"]),
+                        "logprobs": json.dumps(row["logprobs"]),
+                        "details": json.dumps(row.get("details", {}), default=str),
+                        "passed": int(row["passed"]),
+                        "advantage": row.get("advantage"),
+                    }
+                    for row in rows
+                ],
+            )
+
+    def delete_after(self, step: int) -> None:
+        with self.db:
+            self.db.execute("DELETE FROM trajectories WHERE step > ?", (step,))
+
+    def task_ids(self, phase: str = "train") -> list[tuple[int, str]]:
+        cursor = self.db.execute(
+            "SELECT DISTINCT step, task_id FROM trajectories WHERE phase = ? ORDER BY step, task_id", (phase,)
+        )
+        return [(int(s), str(t)) for s, t in cursor]
+
+    def close(self) -> None:
+        self.db.close()

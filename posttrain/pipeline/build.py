@@ -1,0 +1,54 @@
+"""Config -> live objects: domains, models, engine. Kept apart so eval and train share it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from posttrain.config import DomainConfig, RunConfig
+from posttrain.engine.hf_engine import HFEngine
+from posttrain.errors import PosttrainError
+from posttrain.tasks.domains import Domain, DomainMixture
+from posttrain.tasks.sources import JsonlSource, ReasoningGymSource, TaskSource
+from posttrain.train.model_loading import load_model
+
+
+def build_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
+    if cfg.source.startswith("reasoning-gym:"):
+        return ReasoningGymSource(
+            domain=cfg.name,
+            generator=cfg.source.removeprefix("reasoning-gym:"),
+            seed=cfg.seed,
+            size=cfg.size,
+            params=cfg.params,
+            prompt_template=cfg.prompt_template,
+            answer_extraction=cfg.answer_extraction or "answer_tag",
+        )
+    path = Path(cfg.source.removeprefix("jsonl:")).expanduser()
+    if not path.is_absolute():
+        path = base_dir / path
+    return JsonlSource(cfg.name, path, cfg.prompt_template, cfg.answer_extraction)
+
+
+def build_mixture(config: RunConfig, base_dir: Path) -> DomainMixture:
+    domains = [
+        Domain(name=d.name, source=build_source(d, base_dir), weight=d.weight, heldout_size=d.heldout, seed=d.seed)
+        for d in config.domains
+    ]
+    return DomainMixture(domains, seed=config.seed)
+
+
+def build_engine(config: RunConfig, model: torch.nn.Module, tokenizer, version: int = 0):
+    if config.engine.backend == "hf":
+        return HFEngine(model, tokenizer, max_batch_size=config.engine.max_batch_size, version=version)
+    raise PosttrainError(f"engine backend {config.engine.backend!r} is not available")
+
+
+def load_policy_pair(config: RunConfig, weights_from: Path | None = None):
+    """The trainer's model and an identical, separate copy for the engine (weights are synced
+    into it after each step, as they would be into a remote engine)."""
+    spec = str(weights_from) if weights_from else config.model.name
+    trainer_model = load_model(spec, "float32", seed=config.seed)
+    engine_model = load_model(spec, config.model.dtype, seed=config.seed)
+    return trainer_model, engine_model

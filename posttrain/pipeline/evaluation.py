@@ -1,0 +1,50 @@
+"""Held-out evaluation: greedy replies to every held-out item, accuracy (pass rate) per domain."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from posttrain.engine.interface import InferenceEngine, SamplingParams
+from posttrain.pipeline.rollout import generate_groups
+from posttrain.tasks.records import Task
+
+
+@dataclass
+class EvalResult:
+    per_item: dict[str, float]  # task id -> 1.0 if passed else 0.0
+    per_domain: dict[str, float]
+    overall: float
+
+    def to_json(self) -> dict:
+        return {"overall": self.overall, "per_domain": self.per_domain, "per_item": self.per_item}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "EvalResult":
+        return cls(per_item=data["per_item"], per_domain=data["per_domain"], overall=data["overall"])
+
+
+def evaluate(
+    engine: InferenceEngine,
+    tokenizer,
+    tasks: list[Task],
+    max_tokens: int,
+    system_prompt: str | None,
+    batch_size: int = 64,
+    on_progress=None,
+) -> EvalResult:
+    params = SamplingParams(n=1, temperature=0.0, max_tokens=max_tokens)
+    per_item: dict[str, float] = {}
+    by_domain: dict[str, list[float]] = {}
+    for start in range(0, len(tasks), batch_size):
+        chunk = tasks[start : start + batch_size]
+        for group in generate_groups(engine, tokenizer, chunk, params, system_prompt):
+            # Accuracy counts passes: some verifiers give partial credit (reasoning-gym scores a
+            # well-formed wrong answer 0.01), which is a training signal, not a correct answer.
+            value = float(group.rewards[0].passed)
+            per_item[group.task.id] = value
+            by_domain.setdefault(group.task.domain, []).append(value)
+        if on_progress:
+            on_progress(len(chunk))
+    per_domain = {d: sum(v) / len(v) for d, v in sorted(by_domain.items())}
+    overall = sum(per_item.values()) / max(len(per_item), 1)
+    return EvalResult(per_item=per_item, per_domain=per_domain, overall=overall)

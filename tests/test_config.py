@@ -1,0 +1,62 @@
+from pathlib import Path
+
+import pytest
+
+from posttrain.config import dump_config, load_config, parse_config
+from posttrain.errors import ConfigError
+
+QUICKSTART = Path(__file__).parents[1] / "examples" / "quickstart.toml"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    return path
+
+
+MINIMAL = '[[domains]]\nname = "a"\nsource = "reasoning-gym:basic_arithmetic"\n'
+
+
+def test_quickstart_config_is_valid():
+    config = load_config(QUICKSTART)
+    assert config.model.name == "smollm2-135m"
+    assert sum(d.heldout for d in config.domains) >= 200
+
+
+def test_unknown_key_names_file_and_key(tmp_path):
+    path = write(tmp_path, MINIMAL + "[optim]\nlearning_rate = 1e-5\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == f"{path}: optim.learning_rate: unknown key"
+
+
+def test_bad_value_names_key_and_reason(tmp_path):
+    path = write(tmp_path, MINIMAL + "[rollout]\ngroup_size = 0\n")
+    with pytest.raises(ConfigError, match=r"run.toml: rollout.group_size: Input should be greater than or equal to 1"):
+        load_config(path)
+
+
+def test_bad_domain_field_is_located_by_index(tmp_path):
+    path = write(tmp_path, MINIMAL + '[[domains]]\nname = "b"\nsource = "nowhere"\n')
+    with pytest.raises(ConfigError, match=r"domains\[1\]\.source: must be 'reasoning-gym"):
+        load_config(path)
+
+
+def test_invalid_toml_and_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(write(tmp_path, "seed = = 1"))
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "absent.toml")
+
+
+def test_duplicate_domain_names_rejected(tmp_path):
+    with pytest.raises(ConfigError, match="repeated: a"):
+        load_config(write(tmp_path, MINIMAL + MINIMAL))
+
+
+def test_resolved_config_round_trips():
+    config = load_config(QUICKSTART)
+    import tomllib
+
+    again = parse_config(tomllib.loads(dump_config(config)))
+    assert again == config
