@@ -1,0 +1,1 @@
+"""Metric sinks and the trajectory store."""

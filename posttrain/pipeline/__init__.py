@@ -1,0 +1,1 @@
+"""Orchestration: rollouts, the synchronous RL loop, evaluation, the run directory."""

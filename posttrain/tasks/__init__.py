@@ -1,0 +1,1 @@
+"""Tasks, verifiers, task sources and the domain mixture."""

@@ -1,0 +1,1 @@
+"""The trainer: model loading, logprob recomputation, micro-batching, checkpoints."""
