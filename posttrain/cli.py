@@ -61,6 +61,9 @@ def train_command(
         summary = train(config, out, resume=resume, console=console)
     except PosttrainError as exc:
         _fail(str(exc))
+    except KeyboardInterrupt:
+        console.print(f"interrupted; continue with: posttrain train --resume --out {out}", highlight=False)
+        raise typer.Exit(code=130)
     print(json.dumps(summary, indent=2))
 
 

@@ -95,7 +95,7 @@ def train(config_path: Path | None, out: Path, resume: bool = False, console=Non
     heldout = mixture.heldout()
     tokenizer = load_tokenizer(config.model.name)
 
-    start_step = 0
+    start_step, wall_before = 0, 0.0
     checkpoint = latest_checkpoint(rd.checkpoints) if resume else None
     clean_partial_checkpoints(rd.checkpoints)
     trainer_model, engine_model = load_policy_pair(config, weights_from=checkpoint)
@@ -107,6 +107,7 @@ def train(config_path: Path | None, out: Path, resume: bool = False, console=Non
     if checkpoint is not None:
         state, trainer_state = load_checkpoint_state(checkpoint)
         start_step = state["step"]
+        wall_before = state.get("wall_s", 0.0)
         trainer.load_state_dict(trainer_state)
         restore_rng_state(trainer_state["rng"])
         mixture.load_state_dict(state["mixture"])
@@ -153,7 +154,8 @@ def train(config_path: Path | None, out: Path, resume: bool = False, console=Non
             if step % config.train.checkpoint_every == 0 or step == config.train.steps:
                 save_checkpoint(
                     rd.checkpoints, step, trainer.model, tokenizer, trainer.state_dict(),
-                    {"mixture": mixture.state_dict(), "policy_version": step},
+                    {"mixture": mixture.state_dict(), "policy_version": step,
+                     "wall_s": wall_before + time.perf_counter() - run_started},
                     keep=config.train.keep_checkpoints,
                 )
 
@@ -167,7 +169,6 @@ def train(config_path: Path | None, out: Path, resume: bool = False, console=Non
         [before.per_item[i] for i in ids], [after.per_item[i] for i in ids],
         samples=config.train.bootstrap_samples, seed=config.seed,
     )
-    previous_wall = _read_json(rd.summary).get("wall_s_before_resume", 0.0) if rd.summary.is_file() else 0.0
     summary = {
         "eval_before": {"overall": before.overall, "per_domain": before.per_domain},
         "eval_after": {"overall": after.overall, "per_domain": after.per_domain},
@@ -175,7 +176,7 @@ def train(config_path: Path | None, out: Path, resume: bool = False, console=Non
         "delta_ci95": [low, high],
         "n_heldout": len(ids),
         "steps": config.train.steps,
-        "wall_s": previous_wall + time.perf_counter() - run_started,
+        "wall_s": wall_before + time.perf_counter() - run_started,
         "resumed": bool(resume),
         "model": config.model.name,
     }
