@@ -67,6 +67,15 @@ def train_command(
     print(json.dumps(summary, indent=2))
 
 
+def _register_subcommands() -> None:
+    from posttrain.sandbox.cli import app as sandbox_app
+
+    app.add_typer(sandbox_app, name="sandbox")
+
+
+_register_subcommands()
+
+
 def main() -> None:  # pragma: no cover - console entry point
     app()
 

@@ -1,0 +1,36 @@
+"""Compile the sandbox launcher (launcher.c) once per machine; None when no C compiler exists,
+and the backend falls back to the equivalent shell pipeline."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+_SOURCE = Path(__file__).with_name("launcher.c")
+
+
+@lru_cache(maxsize=1)
+def launcher_path() -> str | None:
+    if os.environ.get("POSTTRAIN_SANDBOX_NO_LAUNCHER"):
+        return None
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        return None
+    source = _SOURCE.read_bytes()
+    from posttrain.train.model_loading import cache_dir
+
+    target = cache_dir() / "bin" / f"sandbox-launcher-{hashlib.sha256(source).hexdigest()[:12]}"
+    if target.is_file():
+        return str(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    result = subprocess.run([compiler, "-O2", "-o", str(tmp), str(_SOURCE)], capture_output=True, text=True)
+    if result.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        return None
+    os.replace(tmp, target)
+    return str(target)
