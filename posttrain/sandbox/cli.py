@@ -71,6 +71,19 @@ def run_command(
     raise typer.Exit(code=result.exit_code)
 
 
+@app.command("gc")
+def gc_command(
+    base: Optional[Path] = typer.Option(None, "--base", help="Sandbox directory (default $POSTTRAIN_SANDBOX_DIR "
+                                                              "or /tmp/posttrain-sandboxes)."),
+) -> None:
+    """Remove what sandboxes of killed processes left behind: tmpfs mounts, directories, cgroups."""
+    from posttrain.sandbox.bwrap_backend import default_base_dir
+    from posttrain.sandbox.garbage import collect_garbage
+
+    removed = collect_garbage(base or default_base_dir())
+    console.print(f"removed {len(removed)} stale sandbox(es)", highlight=False)
+
+
 @app.command("bench")
 def bench_command(
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here."),

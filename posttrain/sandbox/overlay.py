@@ -48,6 +48,7 @@ class OverlayWorkspace:
         self.merged = state_dir / "merged"
         self.rw.mkdir(parents=True)
         self.merged.mkdir()
+        (state_dir / "owner.pid").write_text(str(os.getpid()))
         self.tmpfs = False
         if disk_mb is not None:
             # size counts everything the sandbox writes; nr_inodes stops a flood of empty files

@@ -118,3 +118,28 @@ def test_close_leaves_no_process_mount_cgroup_or_directory(make_sandbox, sandbox
     assert not state.exists()
     assert all(not d.exists() for d in cgroups)
     assert str(state) not in Path("/proc/self/mounts").read_text()
+
+
+def test_sandboxes_of_a_killed_process_are_collected(sandbox_base, make_sandbox):
+    import signal
+    import sys
+
+    from posttrain.sandbox.garbage import collect_garbage
+
+    code = (
+        "import os, sys, time; from pathlib import Path\n"
+        "from posttrain.sandbox.bwrap_backend import BwrapSandbox\n"
+        "from posttrain.sandbox.interface import SandboxSpec, SandboxLimits\n"
+        f"s = BwrapSandbox(SandboxSpec(limits=SandboxLimits(disk_mb=8)), base_dir=Path({str(sandbox_base)!r}))\n"
+        "s.exec('echo x > /app/x'); print(s.id, flush=True); time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    sandbox_id = proc.stdout.readline().strip()
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    state = sandbox_base / "sandboxes" / sandbox_id
+    assert state.is_dir() and str(state) in Path("/proc/self/mounts").read_text()
+    live = make_sandbox()  # a sandbox of a living process must survive collection
+    assert sandbox_id in collect_garbage(sandbox_base)
+    assert not state.exists() and str(state) not in Path("/proc/self/mounts").read_text()
+    assert live.exec("echo ok").stdout == "ok\n"
