@@ -1,0 +1,469 @@
+"""The `local` backend: plain subprocesses in a temporary directory, WITHOUT isolation.
+
+For development on systems without bubblewrap (macOS, containers without user namespaces).
+Never run untrusted code with it: commands run as you, see your whole filesystem, your network
+and your processes.
+
+The sandbox is a temp dir `root` holding `app/ tmp/ tests/ logs/`. Sandbox paths map onto it
+(`/app/x` -> `root/app/x`); a path outside those four roots is refused with `SandboxError`.
+Commands run on the host, so a command that hard-codes `/app` does not find the workspace:
+that is the price of no isolation. Commands get these environment variables to find it:
+
+    APP_DIR       the real directory behind /app (also the cwd by default, and HOME)
+    SANDBOX_ROOT  the real directory holding app/ tmp/ tests/ logs/
+    TMPDIR        the real directory behind /tmp
+
+Limits actually enforced (per process, through rlimits set before the command starts):
+
+    memory_mb   RLIMIT_AS: address space, not resident memory, so allocation fails (MemoryError,
+                ENOMEM) rather than an OOM kill; `oom_killed` is never set by this backend.
+                Runtimes that reserve large virtual ranges (JVM, Go, some JITs) may need more.
+    open_files  RLIMIT_NOFILE
+    disk_mb     RLIMIT_FSIZE: the size of any one file written, not the workspace total
+    timeout_s   wall time: the command's whole process group is SIGKILLed
+
+Not enforced: `pids` (RLIMIT_NPROC counts every process of the user, not of the sandbox),
+`cpus`, the workspace total of `disk_mb`, and `allow_network=False` (the network is the
+host's). A command that leaves its process group (`setsid`) escapes the timeout kill.
+
+Exit codes: a timed-out command reports 124 with `timed_out=True` (the `timeout(1)` convention,
+shared by every backend); a command killed by signal N reports 128+N, as a shell would. When a
+command returns, what it left running in its process group is killed, as in the bwrap backend
+where each exec has its own PID namespace.
+
+Snapshots are full copies of the four directories under `root/.snapshots/<id>`: correct,
+not fast.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import posixpath
+import selectors
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+import warnings
+import weakref
+from pathlib import Path
+
+from posttrain.sandbox.interface import AsyncSandboxMixin, ExecResult, SandboxError, SandboxSpec
+
+WORKSPACE_DIRS = ("app", "tmp", "tests", "logs")
+TIMEOUT_EXIT_CODE = 124  # what an exec that ran past its timeout reports, as timeout(1) does
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_DRAIN_S = 1.0  # how long output is still read after the command's group was killed
+_CHUNK = 65536
+
+_warned = False
+_warn_lock = threading.Lock()
+
+
+def _warn_no_isolation() -> None:
+    global _warned
+    with _warn_lock:
+        if _warned:
+            return
+        _warned = True
+    warnings.warn(
+        "the local sandbox backend does not isolate anything: commands run as you, on your "
+        "filesystem and network; use it for development only (the bwrap backend isolates)",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
+def _rmtree(path: Path) -> None:
+    """Remove a tree even where a command took away its own permissions."""
+
+    def fix(func, p, _exc):
+        try:
+            parent = os.path.dirname(p)
+            os.chmod(parent, stat.S_IRWXU)
+            if os.path.isdir(p) and not os.path.islink(p):
+                os.chmod(p, stat.S_IRWXU)
+            func(p)
+        except FileNotFoundError:
+            pass
+
+    if path.exists() or path.is_symlink():
+        shutil.rmtree(path, onerror=fix)
+
+
+def _make_rlimits(spec: SandboxSpec) -> list[tuple[int, int]]:
+    """(resource, value) pairs computed in the parent, so the forked child only calls setrlimit."""
+    try:
+        import resource
+    except ImportError:  # not a Unix
+        return []
+    limits = spec.limits
+    wanted: list[tuple[int, int]] = [(resource.RLIMIT_NOFILE, limits.open_files)]
+    if limits.memory_mb is not None and hasattr(resource, "RLIMIT_AS"):
+        wanted.append((resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024))
+    if limits.disk_mb is not None and hasattr(resource, "RLIMIT_FSIZE"):
+        wanted.append((resource.RLIMIT_FSIZE, limits.disk_mb * 1024 * 1024))
+    if hasattr(resource, "RLIMIT_CORE"):
+        wanted.append((resource.RLIMIT_CORE, 0))
+    out = []
+    for res, value in wanted:
+        try:
+            _soft, hard = resource.getrlimit(res)
+        except (ValueError, OSError):
+            continue
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        out.append((res, value))
+    return out
+
+
+def _preexec(rlimits: list[tuple[int, int]]):
+    if not rlimits:
+        return None
+    import resource
+
+    setrlimit = resource.setrlimit
+
+    def apply() -> None:  # runs in the child between fork and exec: no imports, no allocation to speak of
+        for res, value in rlimits:
+            try:
+                setrlimit(res, (value, value))
+            except (ValueError, OSError):
+                pass
+
+    return apply
+
+
+def _child_exited(proc: subprocess.Popen) -> bool:
+    """Whether the command has exited, without reaping it where the OS allows: an unreaped child
+    keeps its pid (and so its process group id) from being reused while we kill what is left of
+    its group."""
+    if not hasattr(os, "waitid"):  # macOS
+        return proc.poll() is not None
+    try:
+        info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return info is not None
+
+
+def _killpg(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class _Capture:
+    """The first `limit` bytes of a stream; the rest is read and dropped."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.truncated = False
+
+    def feed(self, chunk: bytes) -> None:
+        room = self.limit - len(self.data)
+        if room > 0:
+            self.data.extend(chunk[:room])
+        if len(chunk) > max(room, 0):
+            self.truncated = True
+
+    def text(self) -> str:
+        return bytes(self.data).decode("utf-8", errors="replace")
+
+
+class LocalSandbox(AsyncSandboxMixin):
+    """A sandbox that is a temp directory and plain subprocesses; see the module docstring for
+    what it does and does not enforce."""
+
+    def __init__(self, spec: SandboxSpec | None = None, sandbox_id: str | None = None) -> None:
+        _warn_no_isolation()
+        self.spec = spec or SandboxSpec()
+        self.id = sandbox_id or uuid.uuid4().hex[:12]
+        if self.spec.rootfs is not None:
+            raise SandboxError("the local backend runs commands on the host system and cannot use "
+                               f"spec.rootfs ({self.spec.rootfs}); use the bwrap backend")
+        for layer in self.spec.layers:
+            if not Path(layer).is_dir():
+                raise SandboxError(f"sandbox layer {layer} is not a directory")
+        self._shell = shutil.which("bash") or shutil.which("sh") or "/bin/sh"
+        self._rlimits = _make_rlimits(self.spec)
+        self._lock = threading.RLock()
+        self._running: set[int] = set()  # process groups of execs in flight
+        self._closed = False
+        self.root = Path(tempfile.mkdtemp(prefix=f"posttrain-local-{self.id}-"))
+        self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.root), True)
+        try:
+            for name in WORKSPACE_DIRS:
+                (self.root / name).mkdir()
+            (self.root / "tmp").chmod(0o1777)
+            for layer in self.spec.layers:  # lowest first: later layers override
+                for name in WORKSPACE_DIRS:
+                    src = Path(layer) / name
+                    if src.is_dir():
+                        shutil.copytree(src, self.root / name, symlinks=True, dirs_exist_ok=True)
+        except BaseException as exc:
+            self.close()
+            if isinstance(exc, OSError):
+                raise SandboxError(f"sandbox {self.id}: cannot copy its layers: {exc}") from exc
+            raise
+
+    # ---- paths ----------------------------------------------------------------------------
+
+    @property
+    def snapshots_dir(self) -> Path:
+        return self.root / ".snapshots"
+
+    def host_path(self, path: str) -> Path:
+        """The real path behind a sandbox path (`/app/x` -> `root/app/x`); a relative path is
+        taken relative to the spec's workdir."""
+        self._check_open()
+        if not isinstance(path, str):
+            path = os.fspath(path)
+        if not path.startswith("/"):
+            path = posixpath.join(self.spec.workdir, path)
+        norm = posixpath.normpath(path).lstrip("/")
+        first = norm.split("/", 1)[0]
+        if first not in WORKSPACE_DIRS:
+            raise SandboxError(
+                f"{path} is outside the local sandbox's workspace: it maps only "
+                f"{', '.join('/' + d for d in WORKSPACE_DIRS)}"
+            )
+        return self.root / norm
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SandboxError(f"sandbox {self.id} is closed")
+
+    # ---- commands -------------------------------------------------------------------------
+
+    def _environment(self, extra: dict[str, str] | None) -> dict[str, str]:
+        env = {
+            "PATH": os.environ.get("PATH", DEFAULT_PATH),
+            "HOME": str(self.root / "app"),
+            "LANG": os.environ.get("LANG", "C.UTF-8"),
+        }
+        env.update(self.spec.env)
+        env.update(extra or {})
+        env.update({
+            "APP_DIR": str(self.root / "app"),
+            "SANDBOX_ROOT": str(self.root),
+            "TMPDIR": str(self.root / "tmp"),
+        })
+        return env
+
+    def exec(self, cmd: str | list[str], timeout: float | None = None, stdin: str | bytes | None = None,
+             env: dict[str, str] | None = None, workdir: str | None = None) -> ExecResult:
+        self._check_open()
+        if isinstance(cmd, str):
+            argv = [self._shell, "-c", cmd]
+        else:
+            argv = [str(a) for a in cmd]
+            if not argv:
+                raise SandboxError("exec needs a command")
+        timeout_s = self.spec.limits.timeout_s if timeout is None else float(timeout)
+        if timeout_s <= 0:
+            raise SandboxError(f"exec timeout must be positive, got {timeout}")
+        cwd = self.host_path(workdir or self.spec.workdir)
+        if not cwd.is_dir():
+            raise SandboxError(f"workdir {workdir or self.spec.workdir} is not a directory in sandbox {self.id}")
+        data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
+        limit = self.spec.limits.output_bytes
+        out, err = _Capture(limit), _Capture(limit)
+
+        started = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                argv, cwd=cwd, env=self._environment(env),
+                stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                start_new_session=True, preexec_fn=_preexec(self._rlimits), close_fds=True,
+            )
+        except (FileNotFoundError, PermissionError) as exc:
+            code = 127 if isinstance(exc, FileNotFoundError) else 126
+            return ExecResult(exit_code=code, stdout="", stderr=f"{argv[0]}: {exc.strerror}\n",
+                              duration_s=time.monotonic() - started)
+        with self._lock:
+            self._running.add(proc.pid)
+        try:
+            timed_out = self._pump(proc, data, out, err, started + timeout_s)
+        finally:
+            _killpg(proc.pid)  # the timed-out tree, or what the command left behind
+            proc.wait()
+            with self._lock:
+                self._running.discard(proc.pid)
+        duration = time.monotonic() - started
+
+        if timed_out:
+            code = TIMEOUT_EXIT_CODE
+        elif proc.returncode < 0:
+            code = 128 - proc.returncode
+        else:
+            code = proc.returncode
+        return ExecResult(
+            exit_code=code, stdout=out.text(), stderr=err.text(), duration_s=duration,
+            timed_out=timed_out, stdout_truncated=out.truncated, stderr_truncated=err.truncated,
+        )
+
+    def _pump(self, proc: subprocess.Popen, data: bytes | None, out: _Capture, err: _Capture,
+              deadline: float) -> bool:
+        """Feed stdin and capture output until the command exits or the deadline passes; kill the
+        group; drain what is left. Returns whether the deadline passed."""
+        sel = selectors.DefaultSelector()
+        captures = {proc.stdout: out, proc.stderr: err}
+        for stream in captures:
+            os.set_blocking(stream.fileno(), False)
+            sel.register(stream, selectors.EVENT_READ)
+        pending = memoryview(data) if data else None
+        if proc.stdin is not None:
+            if pending:
+                os.set_blocking(proc.stdin.fileno(), False)
+                sel.register(proc.stdin, selectors.EVENT_WRITE)
+            else:
+                proc.stdin.close()
+
+        def step(wait: float) -> None:
+            nonlocal pending
+            for key, _ in sel.select(timeout=wait):
+                stream = key.fileobj
+                if stream is proc.stdin:
+                    try:
+                        written = os.write(stream.fileno(), pending[:_CHUNK])
+                        pending = pending[written:]
+                    except BlockingIOError:
+                        continue
+                    except (BrokenPipeError, OSError):
+                        pending = pending[:0]
+                    if not pending:
+                        sel.unregister(stream)
+                        stream.close()
+                    continue
+                try:
+                    chunk = os.read(stream.fileno(), _CHUNK)
+                except BlockingIOError:
+                    continue
+                if chunk:
+                    captures[stream].feed(chunk)
+                else:
+                    sel.unregister(stream)
+                    stream.close()
+
+        def readers_open() -> bool:
+            return any(key.fileobj in captures for key in sel.get_map().values())
+
+        timed_out = False
+        try:
+            while True:
+                if _child_exited(proc):
+                    break
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                if not sel.get_map():  # output closed, command still running: just wait
+                    try:
+                        proc.wait(timeout=remaining)
+                    except subprocess.TimeoutExpired:
+                        timed_out = True
+                    break
+                step(min(remaining, 0.05))
+            _killpg(proc.pid)
+            # what the command and its (now dead) children wrote is still in the pipes
+            drain_until = time.monotonic() + _DRAIN_S
+            while readers_open() and time.monotonic() < drain_until:
+                step(0.05)
+        finally:
+            sel.close()
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                if stream is not None and not stream.closed:
+                    stream.close()
+        return timed_out
+
+    # ---- files ----------------------------------------------------------------------------
+
+    def read_file(self, path: str) -> bytes:
+        host = self.host_path(path)
+        try:
+            return host.read_bytes()
+        except FileNotFoundError:
+            raise FileNotFoundError(errno.ENOENT, f"{path}: no such file in sandbox {self.id}", path) from None
+        except IsADirectoryError:
+            raise IsADirectoryError(errno.EISDIR, f"{path}: is a directory in sandbox {self.id}", path) from None
+
+    def write_file(self, path: str, data: str | bytes, mode: int = 0o644) -> None:
+        host = self.host_path(path)
+        if host.parent == self.root:
+            raise SandboxError(f"{path} is a workspace directory, not a file")
+        payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        host.parent.mkdir(parents=True, exist_ok=True)
+        host.write_bytes(payload)
+        host.chmod(mode)
+
+    def upload(self, local_dir: Path, target: str) -> None:
+        src = Path(local_dir)
+        if not src.exists():
+            raise FileNotFoundError(errno.ENOENT, "no such directory to upload", str(src))
+        if not src.is_dir():
+            raise SandboxError(f"upload copies a directory's contents; {src} is not a directory (use write_file)")
+        dest = self.host_path(target)
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)
+
+    def download(self, path: str, local_dir: Path) -> Path:
+        src = self.host_path(path)
+        if not src.exists() and not src.is_symlink():
+            raise FileNotFoundError(errno.ENOENT, f"{path}: no such file in sandbox {self.id}", path)
+        local_dir = Path(local_dir)
+        local_dir.mkdir(parents=True, exist_ok=True)
+        dest = local_dir / src.name
+        if src.is_dir() and not src.is_symlink():
+            shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)
+        else:
+            shutil.copy2(src, dest, follow_symlinks=False)
+        return dest
+
+    # ---- snapshots and lifecycle ----------------------------------------------------------
+
+    def snapshot(self) -> str:
+        with self._lock:
+            self._check_open()
+            snap_id = uuid.uuid4().hex[:12]
+            tmp = self.snapshots_dir / f".partial-{snap_id}"
+            try:
+                for name in WORKSPACE_DIRS:
+                    shutil.copytree(self.root / name, tmp / name, symlinks=True)
+                os.rename(tmp, self.snapshots_dir / snap_id)
+            except BaseException:
+                _rmtree(tmp)
+                raise
+            return snap_id
+
+    def restore(self, snapshot_id: str) -> None:
+        with self._lock:
+            self._check_open()
+            snap = self.snapshots_dir / snapshot_id
+            if not snapshot_id or "/" in snapshot_id or snapshot_id.startswith(".") or not snap.is_dir():
+                raise SandboxError(f"sandbox {self.id} has no snapshot {snapshot_id!r}")
+            for name in WORKSPACE_DIRS:
+                _rmtree(self.root / name)
+                shutil.copytree(snap / name, self.root / name, symlinks=True)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            running = list(self._running)
+        for pgid in running:
+            _killpg(pgid)
+        _rmtree(self.root)
+        self._finalizer.detach()
+
+    def __repr__(self) -> str:
+        return f"LocalSandbox(id={self.id!r}, root={str(self.root)!r}{', closed' if self._closed else ''})"
