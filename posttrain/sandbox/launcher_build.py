@@ -10,6 +10,8 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
+from posttrain.cache import cache_dir
+
 _SOURCE = Path(__file__).with_name("launcher.c")
 
 
@@ -21,8 +23,6 @@ def launcher_path() -> str | None:
     if compiler is None:
         return None
     source = _SOURCE.read_bytes()
-    from posttrain.train.model_loading import cache_dir
-
     target = cache_dir() / "bin" / f"sandbox-launcher-{hashlib.sha256(source).hexdigest()[:12]}"
     if target.is_file():
         return str(target)

@@ -18,16 +18,13 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedModel
 
+from posttrain.cache import cache_dir
 from posttrain.errors import ModelLoadError
 
 SMOLLM2 = "smollm2-135m"
 TINY_LLAMA = "tiny-llama"
 _GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("POSTTRAIN_CACHE", Path.home() / ".cache" / "posttrain"))
 
 
 def torch_dtype(name: str) -> torch.dtype:
