@@ -54,6 +54,17 @@ def check_bwrap() -> str:
     return path
 
 
+def _raise_if_start_failed(sandbox_id: str, raw: RawResult) -> None:
+    """The launcher (exit 125) and bwrap itself (a `bwrap:` message, nothing on stdout) fail
+    before the command runs: that is a broken sandbox, not a failed command."""
+    message = raw.stderr.decode(errors="replace").strip()
+    launcher_failed = raw.returncode == 125 and message.startswith("posttrain sandbox launcher:")
+    bwrap_failed = raw.returncode == 1 and not raw.stdout and message.startswith("bwrap:")
+    if launcher_failed or bwrap_failed:
+        raise SandboxError(f"sandbox {sandbox_id} failed to start: {message.splitlines()[-1]} "
+                           "(check that you are root, that /tmp allows overlayfs, and `posttrain sandbox gc`)")
+
+
 class BwrapSandbox(AsyncSandboxMixin):
     def __init__(self, spec: SandboxSpec | None = None, sandbox_id: str | None = None,
                  base_dir: Path | None = None) -> None:
@@ -114,6 +125,7 @@ class BwrapSandbox(AsyncSandboxMixin):
                 on_timeout=self._kill_tree,
             )
             self.cgroup.kill_all()  # nothing may outlive its command
+        _raise_if_start_failed(self.id, raw)
         return raw, self.cgroup.oom_kills() > oom_before
 
     def exec_streaming(self, cmd, timeout=None, env=None, workdir=None) -> ExecResult:

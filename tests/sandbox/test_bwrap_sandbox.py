@@ -133,3 +133,10 @@ def test_bad_limit_values_are_rejected():
         SandboxLimits(memory_mb=1)
     with pytest.raises(ValueError, match="cpus"):
         SandboxLimits(cpus=0)
+
+
+def test_a_sandbox_that_cannot_start_is_a_clear_error(make_sandbox):
+    sandbox = make_sandbox()
+    sandbox.spec.workdir = "/no/such/dir"  # bwrap cannot chdir there: it fails before the command
+    with pytest.raises(SandboxError, match="failed to start: bwrap: Can't chdir"):
+        sandbox.exec("true")
