@@ -18,8 +18,8 @@ test-fast: setup
 	$(PY) -m pytest -q -ra -m "not slow"
 
 bench: setup
-	POSTTRAIN_EXTRAS=test,bench bash scripts/setup_env.sh
-	$(PY) benchmarks/grpo_vs_trl.py
+	OMP_NUM_THREADS=2 $(PY) benchmarks/grpo_vs_trl.py --out docs/grpo_vs_trl.json
+	.venv/bin/posttrain sandbox bench --out docs/sandbox_bench.json
 
 clean:
 	rm -rf runs .pytest_cache
