@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=.venv
-EXTRAS=${POSTTRAIN_EXTRAS:-test,bench}
+EXTRAS=${POSTTRAIN_EXTRAS:-test,bench,docker}
 
 # Debian packages for the sandbox (bubblewrap) and browser tests (chromium), as root only.
 if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then

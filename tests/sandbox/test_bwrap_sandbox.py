@@ -140,3 +140,34 @@ def test_a_sandbox_that_cannot_start_is_a_clear_error(make_sandbox):
     sandbox.spec.workdir = "/no/such/dir"  # bwrap cannot chdir there: it fails before the command
     with pytest.raises(SandboxError, match="failed to start: bwrap: Can't chdir"):
         sandbox.exec("true")
+
+
+def test_missing_bubblewrap_says_what_to_do(make_sandbox, monkeypatch, sandbox_base):
+    from posttrain.sandbox.bwrap_backend import BwrapSandbox
+
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(SandboxError, match="bubblewrap is not installed: run `make setup` as root"):
+        BwrapSandbox(base_dir=sandbox_base)
+
+
+def test_a_chosen_root_filesystem_replaces_the_host_view(make_sandbox, sandbox_base, tmp_path):
+    import subprocess
+
+    from posttrain.sandbox.bwrap_backend import BwrapSandbox
+
+    rootfs = tmp_path / "rootfs"
+    for name in ("usr", "app", "tmp", "tests", "logs", "root", "proc", "dev", "etc"):
+        (rootfs / name).mkdir(parents=True)
+    for name in ("bin", "lib", "lib64", "sbin"):
+        (rootfs / name).symlink_to(f"usr/{name}")
+    (rootfs / "etc" / "marker").write_text("from the chosen rootfs\n")
+    subprocess.run(["mount", "--bind", "/usr", str(rootfs / "usr")], check=True)
+    try:
+        sandbox = BwrapSandbox(SandboxSpec(rootfs=rootfs), base_dir=sandbox_base)
+        try:
+            result = sandbox.exec("cat /etc/marker; test -e /etc/passwd && echo host-etc; echo hi > /app/x; cat /app/x")
+            assert result.stdout == "from the chosen rootfs\nhi\n"
+        finally:
+            sandbox.close()
+    finally:
+        subprocess.run(["umount", str(rootfs / "usr")], check=True)
