@@ -23,8 +23,12 @@ class ModelConfig(_Strict):
 
 
 class EngineConfig(_Strict):
-    backend: Literal["hf"] = "hf"
-    max_batch_size: int = Field(64, ge=1)
+    backend: Literal["builtin", "hf"] = "builtin"
+    max_batch_size: int = Field(64, ge=1, description="hf: sequences per generate() call")
+    num_blocks: int = Field(2048, ge=4, description="builtin: KV cache blocks")
+    block_size: int = Field(16, ge=1, description="builtin: tokens per KV block")
+    max_num_seqs: int = Field(128, ge=1, description="builtin: sequences decoded together")
+    max_num_batched_tokens: int = Field(2048, ge=16, description="builtin: tokens per step (chunked prefill budget)")
 
 
 class DomainConfig(_Strict):

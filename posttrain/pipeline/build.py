@@ -7,6 +7,7 @@ from pathlib import Path
 import torch
 
 from posttrain.config import DomainConfig, RunConfig
+from posttrain.engine.builtin.engine import BuiltinEngine
 from posttrain.engine.hf_engine import HFEngine
 from posttrain.errors import PosttrainError
 from posttrain.tasks.domains import Domain, DomainMixture
@@ -40,8 +41,13 @@ def build_mixture(config: RunConfig, base_dir: Path) -> DomainMixture:
 
 
 def build_engine(config: RunConfig, model: torch.nn.Module, tokenizer, version: int = 0):
-    if config.engine.backend == "hf":
-        return HFEngine(model, tokenizer, max_batch_size=config.engine.max_batch_size, version=version)
+    engine = config.engine
+    if engine.backend == "builtin":
+        return BuiltinEngine(model, tokenizer, num_blocks=engine.num_blocks, block_size=engine.block_size,
+                             max_num_seqs=engine.max_num_seqs, max_num_batched_tokens=engine.max_num_batched_tokens,
+                             version=version)
+    if engine.backend == "hf":
+        return HFEngine(model, tokenizer, max_batch_size=engine.max_batch_size, version=version)
     raise PosttrainError(f"engine backend {config.engine.backend!r} is not available")
 
 

@@ -1,0 +1,7 @@
+"""The built-in inference engine, in the style of nano-vllm: one concept per file.
+
+sequence.py (a request's tokens and state) · block_manager.py (paged KV blocks, prefix cache)
+· scheduler.py (continuous batching, chunked prefill, preemption) · model_runner.py (the
+forward pass over a paged KV cache) · sampler.py (greedy, temperature, top-p/top-k, logprobs)
+· engine.py (the `InferenceEngine` built from them).
+"""

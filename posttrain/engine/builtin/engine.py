@@ -1,0 +1,157 @@
+"""The `builtin` backend: requests in, completions out, through the scheduler and model runner."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass
+from typing import Iterable
+
+import torch
+
+from posttrain.engine.builtin.block_manager import BlockManager
+from posttrain.engine.builtin.model_runner import ModelRunner
+from posttrain.engine.builtin.sampler import sample
+from posttrain.engine.builtin.scheduler import Scheduler
+from posttrain.engine.builtin.sequence import Sequence
+from posttrain.engine.interface import Completion, GenerationRequest
+
+
+@dataclass
+class EngineStats:
+    steps: int = 0
+    prompt_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    computed_tokens: int = 0
+    generated_tokens: int = 0
+    preemptions: int = 0
+
+    @property
+    def prefix_hit_rate(self) -> float:
+        return self.cached_prompt_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
+class BuiltinEngine:
+    def __init__(self, model: torch.nn.Module, tokenizer, num_blocks: int = 2048, block_size: int = 16,
+                 max_num_seqs: int = 128, max_num_batched_tokens: int = 2048, version: int = 0) -> None:
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.version = version
+        self.block_size = block_size
+        self.blocks = BlockManager(num_blocks, block_size)
+        self.scheduler = Scheduler(self.blocks, max_num_seqs, max_num_batched_tokens)
+        self.runner = ModelRunner(model, num_blocks, block_size)
+        self.stats = EngineStats()
+        self._ids = itertools.count()
+        self._lock = threading.RLock()
+        self._paused = threading.Event()
+        self._paused.set()
+        eos = getattr(model.generation_config, "eos_token_id", None) if hasattr(model, "generation_config") else None
+        eos = eos if eos is not None else model.config.eos_token_id
+        self.eos_token_ids = set(eos if isinstance(eos, list) else [eos]) | (
+            {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set())
+        self._max_len = getattr(model.config, "max_position_embeddings", 1 << 30)
+
+    # ---- the InferenceEngine interface ----------------------------------------------------
+
+    def generate(self, requests: list[GenerationRequest]) -> list[Completion]:
+        with self._lock:
+            seqs = self.add_requests(requests)
+            while any(not s.is_finished for s in seqs):
+                self.step()
+            return [self._completion(s) for s in seqs]
+
+    def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
+        with self._lock:
+            params = dict(self.model.named_parameters())
+            with torch.no_grad():
+                for name, tensor in named_tensors:
+                    if name not in params:
+                        raise KeyError(f"update_weights: the engine's model has no tensor named {name!r}")
+                    params[name].copy_(tensor.to(dtype=params[name].dtype))
+            self.blocks.invalidate_prefix_cache()
+            self.version = version
+
+    # ---- finer control, for async trainers --------------------------------------------------
+
+    def add_requests(self, requests: list[GenerationRequest]) -> list[Sequence]:
+        seqs = []
+        for request in requests:
+            for sample_index in range(request.params.n):
+                seq_id = next(self._ids)
+                seq = Sequence(seq_id, request.request_id, sample_index, request.prompt_token_ids,
+                               request.params, self.block_size, arrival=seq_id)
+                self.scheduler.add(seq)
+                seqs.append(seq)
+        return seqs
+
+    def step(self) -> None:
+        """One scheduling step: a forward pass over the scheduled chunks and one sampled token
+        for each sequence whose known tokens are all computed."""
+        chunks = self.scheduler.schedule()
+        if not chunks:
+            raise RuntimeError("the scheduler could not schedule anything: the KV cache is too small "
+                               "for one sequence; raise num_blocks")
+        logits = self.runner.run(chunks)
+        completing = [c for c in chunks if c.completes]
+        for chunk in chunks:
+            chunk.seq.num_computed_tokens += chunk.num_tokens
+            self.stats.computed_tokens += chunk.num_tokens
+            self.blocks.register_computed(chunk.seq)
+        if completing:
+            seqs = [c.seq for c in completing]
+            tokens, logprobs = sample(logits, [s.params for s in seqs], [s.generator for s in seqs])
+            for seq, token, logprob in zip(seqs, tokens, logprobs):
+                seq.append(token, logprob, self.version)
+                self.stats.generated_tokens += 1
+                reason = self._finish_reason(seq, token)
+                if reason:
+                    self._account(seq)
+                    self.scheduler.finish(seq, reason)
+        self.stats.steps += 1
+        self.stats.preemptions = self.scheduler.preemptions
+
+    def abort(self, request_ids: Iterable[str]) -> None:
+        wanted = set(request_ids)
+        with self._lock:
+            for seq in [*self.scheduler.running, *self.scheduler.waiting]:
+                if seq.request_id in wanted:
+                    self._account(seq)
+                    self.scheduler.finish(seq, "abort")
+
+    @property
+    def prefix_hit_rate(self) -> float:
+        return self.blocks.hit_rate
+
+    # ---- helpers ----------------------------------------------------------------------------
+
+    def _finish_reason(self, seq: Sequence, token: int) -> str | None:
+        params = seq.params
+        if token in self.eos_token_ids or token in params.stop_token_ids:
+            return "stop"
+        if params.stop and any(s in self._text(seq) for s in params.stop):
+            return "stop"
+        if seq.num_completion_tokens >= params.max_tokens or len(seq) >= self._max_len:
+            return "length"
+        return None
+
+    def _account(self, seq: Sequence) -> None:
+        self.stats.prompt_tokens += seq.num_prompt_tokens
+        self.stats.cached_prompt_tokens += seq.num_cached_prompt_tokens if seq.preemptions == 0 else 0
+
+    def _text(self, seq: Sequence) -> str:
+        return self.tokenizer.decode(seq.completion_token_ids, skip_special_tokens=True)
+
+    def _completion(self, seq: Sequence) -> Completion:
+        tokens = seq.completion_token_ids
+        text = self._text(seq)
+        if seq.params.stop:
+            cuts = [text.find(s) for s in seq.params.stop if s in text]
+            if cuts:
+                text = text[: min(cuts)]
+        return Completion(
+            request_id=seq.request_id, sample_index=seq.sample_index, prompt_token_ids=seq.token_ids[: seq.num_prompt_tokens],
+            token_ids=tokens, logprobs=list(seq.logprobs), finish_reason=seq.finish_reason or "length",
+            text=text, version=seq.token_versions[0] if seq.token_versions else self.version,
+            token_versions=list(seq.token_versions),
+        )

@@ -1,0 +1,134 @@
+"""The forward pass over a paged KV cache, for Llama-family models.
+
+The weights and every layer except attention are the Hugging Face model's own modules (norms,
+projections, rotary embedding, MLP), called exactly as `transformers` calls them: the trainer
+recomputes logprobs through the same modules, so engine and trainer share kernels. Attention
+reads keys and values from the paged cache:
+
+    k_cache[layer]: [num_blocks * block_size, kv_heads, head_dim]   (slot = block * size + offset)
+
+Decoding sequences are batched into one attention call (their cached keys gathered and padded);
+prefill chunks attend causally to their own cached prefix.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+from posttrain.engine.builtin.scheduler import ScheduledChunk
+
+
+class ModelRunner:
+    def __init__(self, model: torch.nn.Module, num_blocks: int, block_size: int) -> None:
+        self.model = model.eval()
+        config = model.config
+        self.block_size = block_size
+        self.num_layers = config.num_hidden_layers
+        self.num_heads = config.num_attention_heads
+        self.num_kv_heads = config.num_key_value_heads
+        self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        self.scaling = self.head_dim ** -0.5
+        self.dtype = next(model.parameters()).dtype
+        slots = num_blocks * block_size
+        shape = (self.num_layers, slots, self.num_kv_heads, self.head_dim)
+        self.k_cache = torch.zeros(shape, dtype=self.dtype)
+        self.v_cache = torch.zeros(shape, dtype=self.dtype)
+
+    @torch.inference_mode()
+    def run(self, chunks: list[ScheduledChunk]) -> torch.Tensor:
+        """Compute the scheduled tokens; returns float32 logits [len(completing chunks), vocab],
+        one row per chunk that completes its sequence, in chunk order."""
+        ids, positions, slots, logit_rows = [], [], [], []
+        for chunk in chunks:
+            seq, start = chunk.seq, chunk.seq.num_computed_tokens
+            for pos in range(start, start + chunk.num_tokens):
+                ids.append(seq.token_ids[pos])
+                positions.append(pos)
+                slots.append(seq.block_table[pos // self.block_size] * self.block_size + pos % self.block_size)
+            if chunk.completes:
+                logit_rows.append(len(ids) - 1)
+        input_ids = torch.tensor([ids])
+        position_ids = torch.tensor([positions])
+        slot_mapping = torch.tensor(slots)
+        inner = self.model.model
+        hidden = inner.embed_tokens(input_ids)
+        cos, sin = inner.rotary_emb(hidden, position_ids)
+        plan = _AttentionPlan(chunks, self.block_size)
+        for layer_index, layer in enumerate(inner.layers):
+            residual = hidden
+            hidden = layer.input_layernorm(hidden)
+            hidden = self._attention(layer.self_attn, layer_index, hidden, cos, sin, slot_mapping, plan)
+            hidden = residual + hidden
+            residual = hidden
+            hidden = layer.post_attention_layernorm(hidden)
+            hidden = layer.mlp(hidden)
+            hidden = residual + hidden
+        hidden = inner.norm(hidden)
+        if not logit_rows:
+            return torch.empty(0, self.model.config.vocab_size)
+        return self.model.lm_head(hidden[0, logit_rows]).float()
+
+    def _attention(self, attn, layer_index, hidden, cos, sin, slot_mapping, plan: "_AttentionPlan"):
+        total = hidden.shape[1]
+        q = attn.q_proj(hidden).view(1, total, -1, self.head_dim).transpose(1, 2)
+        k = attn.k_proj(hidden).view(1, total, -1, self.head_dim).transpose(1, 2)
+        v = attn.v_proj(hidden).view(1, total, -1, self.head_dim).transpose(1, 2)
+        q, k = apply_rotary_pos_emb(q, k, cos, sin)
+        k_cache, v_cache = self.k_cache[layer_index], self.v_cache[layer_index]
+        k_cache[slot_mapping] = k[0].transpose(0, 1)
+        v_cache[slot_mapping] = v[0].transpose(0, 1)
+        q = q[0].transpose(0, 1)  # [tokens, heads, dim]
+        out = torch.empty_like(q)
+        groups = self.num_heads // self.num_kv_heads
+        if plan.decode_rows is not None:
+            keys = k_cache[plan.decode_slots].transpose(1, 2)  # [B, kv_heads, ctx, dim]
+            values = v_cache[plan.decode_slots].transpose(1, 2)
+            keys = keys.repeat_interleave(groups, dim=1)
+            values = values.repeat_interleave(groups, dim=1)
+            queries = q[plan.decode_rows].unsqueeze(2)  # [B, heads, 1, dim]
+            result = F.scaled_dot_product_attention(queries, keys, values, attn_mask=plan.decode_mask,
+                                                    scale=self.scaling)
+            out[plan.decode_rows] = result.squeeze(2)
+        for rows, slots, mask in plan.prefills:
+            keys = k_cache[slots].transpose(0, 1).unsqueeze(0).repeat_interleave(groups, dim=1)
+            values = v_cache[slots].transpose(0, 1).unsqueeze(0).repeat_interleave(groups, dim=1)
+            queries = q[rows].transpose(0, 1).unsqueeze(0)  # [1, heads, n, dim]
+            result = F.scaled_dot_product_attention(queries, keys, values, attn_mask=mask, scale=self.scaling)
+            out[rows] = result[0].transpose(0, 1)
+        return attn.o_proj(out.reshape(1, total, -1))
+
+
+class _AttentionPlan:
+    """Index tensors for one step's attention, built once and reused by every layer."""
+
+    def __init__(self, chunks: list[ScheduledChunk], block_size: int) -> None:
+        def slots_of(seq, length: int) -> torch.Tensor:
+            positions = torch.arange(length)
+            table = torch.tensor(seq.block_table)
+            return table[positions // block_size] * block_size + positions % block_size
+
+        decode, self.prefills = [], []
+        row = 0
+        for chunk in chunks:
+            seq, start, n = chunk.seq, chunk.seq.num_computed_tokens, chunk.num_tokens
+            context = start + n
+            if n == 1:
+                decode.append((row, slots_of(seq, context)))
+            else:
+                rows = torch.arange(row, row + n)
+                # query j sits at position start + j and sees keys 0 .. start + j
+                mask = torch.arange(context)[None, :] <= (start + torch.arange(n))[:, None]
+                self.prefills.append((rows, slots_of(seq, context), mask))
+            row += n
+        self.decode_rows = torch.tensor([r for r, _ in decode], dtype=torch.long) if decode else None
+        if decode:
+            longest = max(len(s) for _, s in decode)
+            self.decode_slots = torch.zeros((len(decode), longest), dtype=torch.long)
+            self.decode_mask = torch.zeros((len(decode), 1, 1, longest), dtype=torch.bool)
+            for i, (_, slots) in enumerate(decode):
+                self.decode_slots[i, : len(slots)] = slots
+                self.decode_mask[i, 0, 0, : len(slots)] = True
+        if self.decode_rows is not None and len(self.decode_rows) == 0:
+            self.decode_rows = None

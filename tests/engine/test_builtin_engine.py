@@ -1,0 +1,125 @@
+"""The builtin engine against `transformers` on the real SmolLM2: greedy output token for token,
+with chunked prefill, prefix hits and preemption forced by small budgets."""
+
+import copy
+
+import pytest
+import torch
+
+from posttrain.engine.builtin.engine import BuiltinEngine
+from posttrain.engine.interface import GenerationRequest, SamplingParams
+
+QUESTIONS = [
+    "What is 17 + 25?", "Name three primary colors.", "Write a haiku about the sea.",
+    "Explain photosynthesis in one sentence.", "What is the capital of Japan?", "Count from one to ten.",
+    "Translate 'good morning' into French.", "Give me a synonym for happy.", "What does CPU stand for?",
+    "Is a tomato a fruit or a vegetable?", "List two uses of copper.", "How many legs does a spider have?",
+    "Why is the sky blue?", "Suggest a name for a cat.", "What is 9 times 8?", "Define the word 'entropy'.",
+    "Summarize the plot of Cinderella " + "in great detail, " * 12,
+    "Describe a sunrise " + "over the mountains, " * 20,
+    "Tell me a joke about programmers.", "What is the boiling point of water in Celsius?",
+    "Continue the list: apple, banana, cherry,", "What is the opposite of 'ancient'?",
+]
+
+
+@pytest.fixture(scope="module")
+def smollm():
+    from posttrain.train.model_loading import load_model, load_tokenizer
+
+    return load_model("smollm2-135m"), load_tokenizer("smollm2-135m")
+
+
+def chat_ids(tokenizer, text):
+    ids = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True, tokenize=True)
+    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+
+
+def hf_greedy(model, prompt, max_new):
+    with torch.no_grad():
+        out = model.generate(torch.tensor([prompt]), max_new_tokens=max_new, do_sample=False,
+                             pad_token_id=2, eos_token_id=2)
+    tokens = out[0, len(prompt):].tolist()
+    return tokens[: tokens.index(2) + 1] if 2 in tokens else tokens
+
+
+@pytest.fixture(scope="module")
+def expected_greedy(smollm):
+    """transformers' greedy continuations, computed once for all engine configurations."""
+    model, tokenizer = smollm
+    prompts = [chat_ids(tokenizer, q) for q in QUESTIONS]
+    prompts += [prompts[0], prompts[16]]
+    return prompts, [hf_greedy(model, p, 24) for p in prompts]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("budget, num_blocks", [(2048, 2048), (48, 2048), (2048, 40)],
+                         ids=["plain", "chunked-prefill", "preemption"])
+def test_greedy_matches_transformers_token_for_token(smollm, expected_greedy, budget, num_blocks):
+    model, tokenizer = smollm
+    # the last two prompts repeat earlier ones: they hit the prefix cache
+    prompts, expected = expected_greedy
+    engine = BuiltinEngine(copy.deepcopy(model), tokenizer, num_blocks=num_blocks, block_size=16,
+                           max_num_batched_tokens=budget)
+    out = engine.generate([GenerationRequest(str(i), p, SamplingParams(temperature=0.0, max_tokens=24))
+                           for i, p in enumerate(prompts)])
+    mismatches = [i for i, (c, e) in enumerate(zip(out, expected)) if c.token_ids != e]
+    assert not mismatches, [(QUESTIONS[i % len(QUESTIONS)], out[i].text, expected[i]) for i in mismatches]
+    assert engine.stats.cached_prompt_tokens > 0
+    if num_blocks == 40:
+        assert engine.stats.preemptions > 0
+    if budget == 48:
+        assert max(len(p) for p in prompts) > 48  # some prompt was split into chunks
+
+
+@pytest.mark.slow
+def test_group_samples_share_the_prompt_and_logprobs_match_a_full_forward(smollm):
+    from posttrain.train.logprobs import pad_right, token_logprobs
+
+    model, tokenizer = smollm
+    engine = BuiltinEngine(copy.deepcopy(model), tokenizer)
+    prompts = [chat_ids(tokenizer, q) for q in QUESTIONS[:4]]
+    params = SamplingParams(n=8, temperature=0.7, max_tokens=16, seed=3)
+    out = engine.generate([GenerationRequest(str(i), p, params) for i, p in enumerate(prompts)])
+    assert len(out) == 32
+    # 7 of every 8 samples take the prompt's full blocks from the cache
+    assert engine.stats.prefix_hit_rate > 0.7
+    ids, mask = pad_right([c.prompt_token_ids + c.token_ids for c in out], tokenizer.pad_token_id)
+    with torch.no_grad():
+        recomputed, _ = token_logprobs(model, ids, mask, temperature=0.7)
+    worst = 0.0
+    for row, c in enumerate(out):
+        start = len(c.prompt_token_ids) - 1
+        worst = max(worst, float((recomputed[row, start:start + len(c.token_ids)] - torch.tensor(c.logprobs)).abs().max()))
+    assert worst < 1e-4
+    again = engine.generate([GenerationRequest(str(i), p, params) for i, p in enumerate(prompts)])
+    assert [c.token_ids for c in again] == [c.token_ids for c in out]  # seeded
+
+
+def test_tiny_engine_versions_abort_and_weight_updates(tiny_model, tokenizer):
+    engine = BuiltinEngine(copy.deepcopy(tiny_model), tokenizer, num_blocks=64)
+    prompt = chat_ids(tokenizer, "hello")
+    first = engine.generate([GenerationRequest("a", prompt, SamplingParams(temperature=0.0, max_tokens=5))])[0]
+    assert first.version == 0 and first.token_versions == [0] * len(first.token_ids)
+    new = {n: p.detach() + 0.5 * torch.randn_like(p) for n, p in tiny_model.named_parameters()}
+    engine.update_weights(new.items(), version=4)
+    assert not engine.blocks.cached  # stale KV cannot be served after an update
+    second = engine.generate([GenerationRequest("a", prompt, SamplingParams(temperature=0.0, max_tokens=5))])[0]
+    assert second.version == 4 and second.logprobs != first.logprobs
+    seqs = engine.add_requests([GenerationRequest("x", prompt, SamplingParams(temperature=1.0, max_tokens=50))])
+    engine.step()
+    engine.step()
+    engine.abort(["x"])
+    assert seqs[0].finish_reason == "abort" and not engine.scheduler.has_work()
+    assert engine.blocks.num_free == 64
+
+
+def test_stop_strings_and_max_tokens(tiny_model, tokenizer):
+    engine = BuiltinEngine(copy.deepcopy(tiny_model), tokenizer, num_blocks=64)
+    prompt = chat_ids(tokenizer, "hello")
+    free = engine.generate([GenerationRequest("a", prompt, SamplingParams(temperature=0.0, max_tokens=8))])[0]
+    assert free.finish_reason in ("length", "stop") and len(free.token_ids) <= 8
+    stop = free.text[2:5]
+    if stop.strip():
+        cut = engine.generate([GenerationRequest("a", prompt, SamplingParams(temperature=0.0, max_tokens=8,
+                                                                             stop=(stop,)))])[0]
+        assert cut.finish_reason == "stop" and stop not in cut.text
