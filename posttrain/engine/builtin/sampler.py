@@ -1,7 +1,9 @@
-"""Next-token choice and its logprob.
+"""Next-token choice and its logprob, for a whole batch at once.
 
 The logprob reported is log_softmax(logits / temperature) at the chosen token, before top-k/top-p
-truncation (log_softmax(logits) for greedy): the distribution the trainer recomputes.
+truncation (log_softmax(logits) for greedy): the distribution the trainer recomputes. Sampling
+uses the Gumbel-max trick, argmax(filtered logits + Gumbel noise), which draws from
+softmax(filtered logits) while each sequence's noise comes from its own seeded generator.
 """
 
 from __future__ import annotations
@@ -14,36 +16,43 @@ from posttrain.engine.interface import SamplingParams
 def sample(logits: torch.Tensor, params: list[SamplingParams], generators: list[torch.Generator | None]
            ) -> tuple[list[int], list[float]]:
     """logits: float32 [N, vocab], one row per sequence."""
-    tokens, logprobs = [], []
-    greedy_rows = [i for i, p in enumerate(params) if p.temperature == 0]
-    if greedy_rows:
-        rows = logits[greedy_rows]
-        chosen = rows.argmax(dim=-1)
-        lp = torch.log_softmax(rows, dim=-1).gather(-1, chosen[:, None]).squeeze(-1)
-        greedy = dict(zip(greedy_rows, zip(chosen.tolist(), lp.tolist())))
-    for i, p in enumerate(params):
-        if p.temperature == 0:
-            token, lp = greedy[i]
-        else:
-            scaled = logits[i] / p.temperature
-            log_probs = torch.log_softmax(scaled, dim=-1)
-            filtered = _truncate(scaled, p.top_k, p.top_p)
-            probs = torch.softmax(filtered, dim=-1)
-            token = int(torch.multinomial(probs, 1, generator=generators[i]))
-            lp = float(log_probs[token])
-        tokens.append(token)
-        logprobs.append(lp)
-    return tokens, logprobs
+    temperatures = torch.tensor([p.temperature for p in params], dtype=logits.dtype)
+    greedy = temperatures == 0
+    scaled = logits / torch.where(greedy, torch.ones_like(temperatures), temperatures)[:, None]
+    log_probs = torch.log_softmax(scaled, dim=-1)
+    chosen = logits.argmax(dim=-1)
+    sampled_rows = (~greedy).nonzero().flatten().tolist()
+    if sampled_rows:
+        rows = scaled[sampled_rows]
+        rows = _top_k(rows, [params[i].top_k for i in sampled_rows])
+        rows = _top_p(rows, [params[i].top_p for i in sampled_rows])
+        uniform = torch.stack([
+            torch.rand(logits.shape[-1], generator=generators[i]) if generators[i] is not None
+            else torch.rand(logits.shape[-1])
+            for i in sampled_rows
+        ]).clamp_(min=1e-20)
+        gumbel = -torch.log(-torch.log(uniform))
+        chosen[sampled_rows] = (rows + gumbel).argmax(dim=-1)
+    chosen_logprobs = log_probs.gather(-1, chosen[:, None]).squeeze(-1)
+    return chosen.tolist(), chosen_logprobs.tolist()
 
 
-def _truncate(scaled: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
-    if top_k and top_k < scaled.shape[-1]:
-        kth = torch.topk(scaled, top_k).values[-1]
-        scaled = scaled.masked_fill(scaled < kth, float("-inf"))
-    if top_p < 1.0:
-        sorted_logits, order = torch.sort(scaled, descending=True)
-        cumulative = torch.softmax(sorted_logits, dim=-1).cumsum(-1)
-        remove = cumulative - torch.softmax(sorted_logits, dim=-1) >= top_p  # keep the token that crosses p
-        scaled = scaled.clone()
-        scaled[order[remove]] = float("-inf")
-    return scaled
+def _top_k(rows: torch.Tensor, ks: list[int]) -> torch.Tensor:
+    if not any(0 < k < rows.shape[-1] for k in ks):
+        return rows
+    largest = max(ks)
+    top = torch.topk(rows, min(largest, rows.shape[-1]), dim=-1).values
+    kth = torch.stack([top[i, k - 1] if 0 < k < rows.shape[-1] else rows.new_tensor(float("-inf"))
+                       for i, k in enumerate(ks)])
+    return rows.masked_fill(rows < kth[:, None], float("-inf"))
+
+
+def _top_p(rows: torch.Tensor, ps: list[float]) -> torch.Tensor:
+    if all(p >= 1.0 for p in ps):
+        return rows
+    sorted_logits, order = torch.sort(rows, descending=True, dim=-1)
+    probs = torch.softmax(sorted_logits, dim=-1)
+    before = probs.cumsum(-1) - probs  # mass of the tokens ranked above each one
+    remove = before >= torch.tensor(ps, dtype=rows.dtype)[:, None]  # the token that crosses p is kept
+    mask = torch.zeros_like(remove).scatter_(-1, order, remove)
+    return rows.masked_fill(mask, float("-inf"))
