@@ -71,6 +71,9 @@ def _register_subcommands() -> None:
     from posttrain.sandbox.cli import app as sandbox_app
 
     app.add_typer(sandbox_app, name="sandbox")
+    from posttrain.engine.cli import app as engine_app
+
+    app.add_typer(engine_app, name="engine")
 
 
 _register_subcommands()

@@ -81,21 +81,20 @@ class ModelRunner:
         v_cache[slot_mapping] = v[0].transpose(0, 1)
         q = q[0].transpose(0, 1)  # [tokens, heads, dim]
         out = torch.empty_like(q)
-        groups = self.num_heads // self.num_kv_heads
+        # grouped-query attention without materialising repeated keys/values (enable_gqa)
         if plan.decode_rows is not None:
-            keys = k_cache[plan.decode_slots].transpose(1, 2)  # [B, kv_heads, ctx, dim]
-            values = v_cache[plan.decode_slots].transpose(1, 2)
-            keys = keys.repeat_interleave(groups, dim=1)
-            values = values.repeat_interleave(groups, dim=1)
+            keys = k_cache[plan.decode_slots].transpose(1, 2).contiguous()  # [B, kv_heads, ctx, dim]
+            values = v_cache[plan.decode_slots].transpose(1, 2).contiguous()
             queries = q[plan.decode_rows].unsqueeze(2)  # [B, heads, 1, dim]
             result = F.scaled_dot_product_attention(queries, keys, values, attn_mask=plan.decode_mask,
-                                                    scale=self.scaling)
+                                                    scale=self.scaling, enable_gqa=True)
             out[plan.decode_rows] = result.squeeze(2)
         for rows, slots, mask in plan.prefills:
-            keys = k_cache[slots].transpose(0, 1).unsqueeze(0).repeat_interleave(groups, dim=1)
-            values = v_cache[slots].transpose(0, 1).unsqueeze(0).repeat_interleave(groups, dim=1)
+            keys = k_cache[slots].transpose(0, 1).unsqueeze(0).contiguous()
+            values = v_cache[slots].transpose(0, 1).unsqueeze(0).contiguous()
             queries = q[rows].transpose(0, 1).unsqueeze(0)  # [1, heads, n, dim]
-            result = F.scaled_dot_product_attention(queries, keys, values, attn_mask=mask, scale=self.scaling)
+            result = F.scaled_dot_product_attention(queries, keys, values, attn_mask=mask, scale=self.scaling,
+                                                    enable_gqa=True)
             out[rows] = result[0].transpose(0, 1)
         return attn.o_proj(out.reshape(1, total, -1))
 
