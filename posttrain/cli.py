@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
+from posttrain.console import console, fail
 from posttrain.errors import PosttrainError
 
 app = typer.Typer(
@@ -18,7 +18,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-console = Console(stderr=True)
 
 
 @app.callback()
@@ -41,10 +40,6 @@ def _quiet_libraries() -> None:
     hf_logging.disable_progress_bar()
 
 
-def _fail(message: str) -> None:
-    console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code=2)
-
 
 @app.command("train")
 def train_command(
@@ -60,7 +55,7 @@ def train_command(
     try:
         summary = train(config, out, resume=resume, console=console)
     except PosttrainError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except KeyboardInterrupt:
         console.print(f"interrupted; continue with: posttrain train --resume --out {out}", highlight=False)
         raise typer.Exit(code=130)

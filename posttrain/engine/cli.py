@@ -7,18 +7,13 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 
+from posttrain.console import console, fail
 from posttrain.errors import PosttrainError
 
 app = typer.Typer(help="Inference engines (hf, builtin, vllm) behind one interface.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
-console = Console(stderr=True)
 
-
-def _fail(message: str) -> None:
-    console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code=2)
 
 
 @app.callback()
@@ -78,7 +73,7 @@ def bench_command(
         report = run_benchmark(model_spec=model, prompts=prompts, n=n, max_tokens=max_tokens, turns=turns,
                                conversations=conversations, backends=parse_backends(backends), console=console)
     except PosttrainError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     text = json.dumps(report, indent=2)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -28,7 +28,14 @@ from pathlib import Path
 
 from posttrain.sandbox.cgroups import SandboxCgroup
 from posttrain.sandbox.launcher_build import launcher_path
-from posttrain.sandbox.interface import AsyncSandboxMixin, ExecResult, SandboxError, SandboxSpec
+from posttrain.sandbox.interface import (
+    AsyncSandboxMixin,
+    ExecResult,
+    SandboxError,
+    SandboxSpec,
+    command_argv,
+    exec_timeout,
+)
 from posttrain.sandbox.overlay import WORKSPACE_DIRS, OverlayWorkspace, skeleton_layer
 from posttrain.sandbox.process_runner import RawResult, run_bounded
 from posttrain.sandbox.system_view import minimal_etc, system_binds
@@ -109,9 +116,7 @@ class BwrapSandbox(AsyncSandboxMixin):
     def _run(self, cmd, timeout, stdin, env, workdir, output_limit) -> tuple[RawResult, bool]:
         if self._closed:
             raise SandboxError(f"sandbox {self.id} is closed")
-        argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
-        if not argv:
-            raise SandboxError("exec needs a command")
+        argv = command_argv(cmd)
         limits = self.spec.limits
         data = stdin.encode() if isinstance(stdin, str) else stdin
         oom_before = self.cgroup.oom_kills()
@@ -120,7 +125,7 @@ class BwrapSandbox(AsyncSandboxMixin):
                 self._launcher(argv, workdir or self.spec.workdir),
                 env=self._environment(env),
                 stdin=data,
-                timeout_s=timeout if timeout is not None else limits.timeout_s,
+                timeout_s=exec_timeout(timeout, limits),
                 output_limit=output_limit,
                 on_timeout=self._kill_tree,
             )
@@ -133,8 +138,8 @@ class BwrapSandbox(AsyncSandboxMixin):
         result carries the exit status, not the output."""
         if self._closed:
             raise SandboxError(f"sandbox {self.id} is closed")
-        argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
-        limit = timeout if timeout is not None else self.spec.limits.timeout_s
+        argv = command_argv(cmd)
+        limit = exec_timeout(timeout, self.spec.limits)
         oom_before = self.cgroup.oom_kills()
         started = time.monotonic()
         with self._lock:

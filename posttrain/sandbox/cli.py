@@ -8,18 +8,13 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 
+from posttrain.console import console, fail
 from posttrain.errors import PosttrainError
 
 app = typer.Typer(help="Isolated sandboxes for agent commands (bubblewrap + overlayfs + cgroups).",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
-console = Console(stderr=True)
 
-
-def _fail(message: str) -> None:
-    console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code=2)
 
 
 @app.command("run", context_settings={"allow_interspersed_args": False})
@@ -48,9 +43,9 @@ def run_command(
     except ValidationError as exc:
         first = exc.errors()[0]
         option = {"memory_mb": "memory", "disk_mb": "disk", "timeout_s": "timeout"}.get(first["loc"][0], first["loc"][0])
-        _fail(f"--{option}: {first['msg']}")
+        fail(f"--{option}: {first['msg']}")
     if workspace is not None and not workspace.is_dir():
-        _fail(f"--workspace {workspace}: not a directory")
+        fail(f"--workspace {workspace}: not a directory")
     try:
         with create_sandbox(SandboxSpec(limits=limits, allow_network=network), backend) as sandbox:
             if workspace is not None:
@@ -63,7 +58,7 @@ def run_command(
                 sys.stdout.write(result.stdout)
                 sys.stderr.write(result.stderr)
     except PosttrainError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if result.timed_out:
         console.print(f"sandbox: killed after the {timeout:g} s time limit", highlight=False)
     elif result.oom_killed:
@@ -97,7 +92,7 @@ def bench_command(
     try:
         report = run_benchmark(iterations=iterations, max_idle=max_idle, console=console)
     except PosttrainError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     text = json.dumps(report, indent=2)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)

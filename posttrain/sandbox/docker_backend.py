@@ -48,7 +48,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from posttrain.sandbox.interface import AsyncSandboxMixin, ExecResult, SandboxError, SandboxSpec
+from posttrain.sandbox.interface import (
+    AsyncSandboxMixin,
+    ExecResult,
+    SandboxError,
+    SandboxSpec,
+    command_argv,
+    exec_timeout,
+)
 
 DEFAULT_IMAGE = "debian:bookworm-slim"
 SNAPSHOT_REPOSITORY = "posttrain-snap"
@@ -437,15 +444,8 @@ class DockerSandbox(AsyncSandboxMixin):
     def exec(self, cmd: str | list[str], timeout: float | None = None, stdin: str | bytes | None = None,
              env: dict[str, str] | None = None, workdir: str | None = None) -> ExecResult:
         self._check_open()
-        if isinstance(cmd, str):
-            argv = [self._shell, "-c", cmd]
-        else:
-            argv = [str(a) for a in cmd]
-            if not argv:
-                raise SandboxError("exec needs a command")
-        timeout_s = self.spec.limits.timeout_s if timeout is None else float(timeout)
-        if timeout_s <= 0:
-            raise SandboxError(f"exec timeout must be positive, got {timeout}")
+        argv = command_argv(cmd, self._shell)
+        timeout_s = exec_timeout(timeout, self.spec.limits)
         stdin_path = None
         if stdin is not None:
             data = stdin.encode("utf-8") if isinstance(stdin, str) else bytes(stdin)

@@ -61,6 +61,24 @@ class SandboxSpec:
     rootfs: Path | None = None  # a root filesystem directory instead of the host's system dirs
 
 
+def command_argv(cmd: str | list[str], shell: str = "bash") -> list[str]:
+    """A string runs under the shell; a list runs as given."""
+    if isinstance(cmd, str):
+        return [shell, "-c", cmd]
+    argv = [str(a) for a in cmd]
+    if not argv:
+        raise SandboxError("exec needs a command")
+    return argv
+
+
+def exec_timeout(timeout: float | None, limits: SandboxLimits) -> float:
+    """The wall-time limit of one exec: the call's, else the sandbox's default."""
+    timeout_s = limits.timeout_s if timeout is None else float(timeout)
+    if timeout_s <= 0:
+        raise SandboxError(f"exec timeout must be positive, got {timeout}")
+    return timeout_s
+
+
 class Sandbox(Protocol):
     id: str
 

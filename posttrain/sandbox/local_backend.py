@@ -53,7 +53,14 @@ import warnings
 import weakref
 from pathlib import Path
 
-from posttrain.sandbox.interface import AsyncSandboxMixin, ExecResult, SandboxError, SandboxSpec
+from posttrain.sandbox.interface import (
+    AsyncSandboxMixin,
+    ExecResult,
+    SandboxError,
+    SandboxSpec,
+    command_argv,
+    exec_timeout,
+)
 
 WORKSPACE_DIRS = ("app", "tmp", "tests", "logs")
 TIMEOUT_EXIT_CODE = 124  # what an exec that ran past its timeout reports, as timeout(1) does
@@ -261,15 +268,8 @@ class LocalSandbox(AsyncSandboxMixin):
     def exec(self, cmd: str | list[str], timeout: float | None = None, stdin: str | bytes | None = None,
              env: dict[str, str] | None = None, workdir: str | None = None) -> ExecResult:
         self._check_open()
-        if isinstance(cmd, str):
-            argv = [self._shell, "-c", cmd]
-        else:
-            argv = [str(a) for a in cmd]
-            if not argv:
-                raise SandboxError("exec needs a command")
-        timeout_s = self.spec.limits.timeout_s if timeout is None else float(timeout)
-        if timeout_s <= 0:
-            raise SandboxError(f"exec timeout must be positive, got {timeout}")
+        argv = command_argv(cmd, self._shell)
+        timeout_s = exec_timeout(timeout, self.spec.limits)
         cwd = self.host_path(workdir or self.spec.workdir)
         if not cwd.is_dir():
             raise SandboxError(f"workdir {workdir or self.spec.workdir} is not a directory in sandbox {self.id}")
