@@ -53,6 +53,7 @@ def bench_config(args):
     data["seed"] = args.seed
     data["threads"] = args.threads
     data["model"] = {"name": args.model, "dtype": "float32"}
+    data["engine"] = {"backend": args.engine}
     data["rollout"].update(
         prompts_per_step=args.prompts,
         group_size=args.group_size,
@@ -304,6 +305,8 @@ def run_trl(args) -> dict:
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="smollm2-135m", help="posttrain model spec (default smollm2-135m)")
+    parser.add_argument("--engine", default="hf", choices=("hf", "builtin"),
+                        help="posttrain's rollout engine (default hf: the same transformers generation TRL uses)")
     parser.add_argument("--prompts", type=int, default=4, help="prompts per step (default 4)")
     parser.add_argument("--group-size", type=int, default=8, help="completions per prompt (default 8)")
     parser.add_argument("--max-tokens", type=int, default=32, help="max completion tokens (default 32)")
@@ -338,7 +341,7 @@ def parse_args(argv=None):
 
 def _forwarded(args) -> list[str]:
     out = [
-        "--model", args.model, "--prompts", str(args.prompts), "--group-size", str(args.group_size),
+        "--model", args.model, "--engine", args.engine, "--prompts", str(args.prompts), "--group-size", str(args.group_size),
         "--max-tokens", str(args.max_tokens), "--steps", str(args.steps), "--warmup", str(args.warmup),
         "--temperature", repr(args.temperature), "--lr", repr(args.lr), "--seed", str(args.seed),
         "--threads", str(args.threads),
@@ -382,6 +385,7 @@ def combine(args, results: dict[str, dict]) -> dict:
         report["same_prompts"] = pt["task_ids"] == tr["task_ids"]
     report.update(
         model=args.model,
+        posttrain_engine=args.engine,
         n_prompts=args.prompts,
         group_size=args.group_size,
         completions_per_step=args.prompts * args.group_size,
