@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from posttrain.console import console, fail
+from posttrain.console import console, emit_json, fail
 from posttrain.errors import PosttrainError
 
 app = typer.Typer(help="Inference engines (hf, builtin, vllm) behind one interface.",
@@ -74,8 +73,4 @@ def bench_command(
                                conversations=conversations, backends=parse_backends(backends), console=console)
     except PosttrainError as exc:
         fail(str(exc))
-    text = json.dumps(report, indent=2)
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text + "\n")
-    print(text)
+    emit_json(report, out)

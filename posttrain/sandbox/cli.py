@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from posttrain.console import console, fail
+from posttrain.console import console, emit_json, fail
 from posttrain.errors import PosttrainError
 
 app = typer.Typer(help="Isolated sandboxes for agent commands (bubblewrap + overlayfs + cgroups).",
@@ -93,8 +92,4 @@ def bench_command(
         report = run_benchmark(iterations=iterations, max_idle=max_idle, console=console)
     except PosttrainError as exc:
         fail(str(exc))
-    text = json.dumps(report, indent=2)
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text + "\n")
-    print(text)
+    emit_json(report, out)

@@ -56,6 +56,7 @@ from posttrain.sandbox.interface import (
     command_argv,
     exec_timeout,
 )
+from posttrain.sandbox.process_runner import BoundedCapture
 
 DEFAULT_IMAGE = "debian:bookworm-slim"
 SNAPSHOT_REPOSITORY = "posttrain-snap"
@@ -252,25 +253,6 @@ def _download_filter(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | No
         return None
 
 
-class _Capture:
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.data = bytearray()
-        self.truncated = False
-
-    def feed(self, chunk: bytes | None) -> None:
-        if not chunk:
-            return
-        room = self.limit - len(self.data)
-        if room > 0:
-            self.data.extend(chunk[:room])
-        if len(chunk) > max(room, 0):
-            self.truncated = True
-
-    def text(self) -> str:
-        return bytes(self.data).decode("utf-8", errors="replace")
-
-
 @dataclass
 class _Resources:
     """What `close()` (or the finalizer of a forgotten sandbox) must remove."""
@@ -388,7 +370,7 @@ class DockerSandbox(AsyncSandboxMixin):
 
     def _stream_exec(self, argv, timeout_s, env, workdir, output_limit):
         api = self._client.api
-        out, err = _Capture(output_limit), _Capture(output_limit)
+        out, err = BoundedCapture(output_limit), BoundedCapture(output_limit)
         started = time.monotonic()
         read_timeout = timeout_s + _STREAM_GRACE_S
         try:

@@ -61,6 +61,7 @@ from posttrain.sandbox.interface import (
     command_argv,
     exec_timeout,
 )
+from posttrain.sandbox.process_runner import BoundedCapture
 
 WORKSPACE_DIRS = ("app", "tmp", "tests", "logs")
 TIMEOUT_EXIT_CODE = 124  # what an exec that ran past its timeout reports, as timeout(1) does
@@ -166,25 +167,6 @@ def _killpg(pgid: int) -> None:
         pass
 
 
-class _Capture:
-    """The first `limit` bytes of a stream; the rest is read and dropped."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.data = bytearray()
-        self.truncated = False
-
-    def feed(self, chunk: bytes) -> None:
-        room = self.limit - len(self.data)
-        if room > 0:
-            self.data.extend(chunk[:room])
-        if len(chunk) > max(room, 0):
-            self.truncated = True
-
-    def text(self) -> str:
-        return bytes(self.data).decode("utf-8", errors="replace")
-
-
 class LocalSandbox(AsyncSandboxMixin):
     """A sandbox that is a temp directory and plain subprocesses; see the module docstring for
     what it does and does not enforce."""
@@ -275,7 +257,7 @@ class LocalSandbox(AsyncSandboxMixin):
             raise SandboxError(f"workdir {workdir or self.spec.workdir} is not a directory in sandbox {self.id}")
         data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
         limit = self.spec.limits.output_bytes
-        out, err = _Capture(limit), _Capture(limit)
+        out, err = BoundedCapture(limit), BoundedCapture(limit)
 
         started = time.monotonic()
         try:
@@ -311,7 +293,7 @@ class LocalSandbox(AsyncSandboxMixin):
             timed_out=timed_out, stdout_truncated=out.truncated, stderr_truncated=err.truncated,
         )
 
-    def _pump(self, proc: subprocess.Popen, data: bytes | None, out: _Capture, err: _Capture,
+    def _pump(self, proc: subprocess.Popen, data: bytes | None, out: BoundedCapture, err: BoundedCapture,
               deadline: float) -> bool:
         """Feed stdin and capture output until the command exits or the deadline passes; kill the
         group; drain what is left. Returns whether the deadline passed."""

@@ -9,6 +9,27 @@ import time
 from dataclasses import dataclass
 
 
+class BoundedCapture:
+    """The first `limit` bytes of a stream; the rest is read and dropped."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.truncated = False
+
+    def feed(self, chunk: bytes | None) -> None:
+        if not chunk:
+            return
+        room = self.limit - len(self.data)
+        if room > 0:
+            self.data.extend(chunk[:room])
+        if len(chunk) > max(room, 0):
+            self.truncated = True
+
+    def text(self) -> str:
+        return bytes(self.data).decode("utf-8", errors="replace")
+
+
 @dataclass
 class RawResult:
     returncode: int
@@ -37,8 +58,7 @@ def run_bounded(
         argv, env=env, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, pass_fds=pass_fds,
     )
-    buffers = {proc.stdout: bytearray(), proc.stderr: bytearray()}
-    truncated = {proc.stdout: False, proc.stderr: False}
+    captures = {proc.stdout: BoundedCapture(output_limit), proc.stderr: BoundedCapture(output_limit)}
     selector = selectors.DefaultSelector()
     selector.register(proc.stdout, selectors.EVENT_READ)
     selector.register(proc.stderr, selectors.EVENT_READ)
@@ -75,12 +95,7 @@ def run_bounded(
                 selector.unregister(stream)
                 open_streams -= 1
                 continue
-            buf = buffers[stream]
-            room = output_limit - len(buf)
-            if room > 0:
-                buf.extend(chunk[:room])
-            if len(chunk) > max(room, 0):
-                truncated[stream] = True
+            captures[stream].feed(chunk)
     selector.close()
     if timed_out:
         proc.wait()
@@ -97,10 +112,10 @@ def run_bounded(
             stream.close()
     return RawResult(
         returncode=proc.returncode,
-        stdout=bytes(buffers[proc.stdout]),
-        stderr=bytes(buffers[proc.stderr]),
+        stdout=bytes(captures[proc.stdout].data),
+        stderr=bytes(captures[proc.stderr].data),
         duration_s=time.monotonic() - started,
         timed_out=timed_out,
-        stdout_truncated=truncated[proc.stdout],
-        stderr_truncated=truncated[proc.stderr],
+        stdout_truncated=captures[proc.stdout].truncated,
+        stderr_truncated=captures[proc.stderr].truncated,
     )
