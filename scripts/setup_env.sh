@@ -8,10 +8,11 @@ PYTHON=${PYTHON:-python3}
 VENV=.venv
 EXTRAS=${POSTTRAIN_EXTRAS:-test,bench,docker}
 
-# Debian packages for the sandbox (bubblewrap) and browser tests (chromium), as root only.
+# Debian packages, as root only: the sandbox (bubblewrap), browser tests (chromium), and the
+# tools the built-in terminal tasks use inside the sandbox (pytest, git, make, gcc, jq, sqlite3).
 if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     missing=""
-    for pkg in bubblewrap chromium; do
+    for pkg in bubblewrap chromium python3-pytest git make gcc jq sqlite3; do
         dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
     done
     if [ -n "$missing" ]; then

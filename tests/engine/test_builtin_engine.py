@@ -81,8 +81,9 @@ def test_group_samples_share_the_prompt_and_logprobs_match_a_full_forward(smollm
     params = SamplingParams(n=8, temperature=0.7, max_tokens=16, seed=3)
     out = engine.generate([GenerationRequest(str(i), p, params) for i, p in enumerate(prompts)])
     assert len(out) == 32
-    # 7 of every 8 samples take the prompt's full blocks from the cache
-    assert engine.stats.prefix_hit_rate > 0.7
+    # 7 of every 8 samples are forked from the first: their whole prompt is served from cache (and
+    # the first samples share the chat template's system prompt with each other)
+    assert engine.stats.prefix_hit_rate >= 7 / 8
     ids, mask = pad_right([c.prompt_token_ids + c.token_ids for c in out], tokenizer.pad_token_id)
     with torch.no_grad():
         recomputed, _ = token_logprobs(model, ids, mask, temperature=0.7)
@@ -123,3 +124,30 @@ def test_stop_strings_and_max_tokens(tiny_model, tokenizer):
         cut = engine.generate([GenerationRequest("a", prompt, SamplingParams(temperature=0.0, max_tokens=8,
                                                                              stop=(stop,)))])[0]
         assert cut.finish_reason == "stop" and stop not in cut.text
+
+
+def test_forked_samples_copy_the_partial_block_and_match_a_full_forward(tiny_model, tokenizer):
+    from posttrain.train.logprobs import pad_right, token_logprobs
+
+    engine = BuiltinEngine(copy.deepcopy(tiny_model), tokenizer, num_blocks=64, block_size=4)
+    prompt = chat_ids(tokenizer, "fork me")
+    assert len(prompt) % 4 != 0  # the last prompt block is partial: it must be copied, not shared
+    params = SamplingParams(n=4, temperature=1.0, max_tokens=12, seed=7)
+    out = engine.generate([GenerationRequest("f", prompt, params)])
+    assert len({tuple(c.token_ids) for c in out}) > 1  # the samples went their own ways
+    assert engine.stats.prefix_hit_rate == pytest.approx(3 / 4)
+    ids, mask = pad_right([c.prompt_token_ids + c.token_ids for c in out], tokenizer.pad_token_id)
+    with torch.no_grad():
+        recomputed, _ = token_logprobs(tiny_model, ids, mask, temperature=1.0)
+    for row, c in enumerate(out):
+        start = len(c.prompt_token_ids) - 1
+        assert torch.allclose(recomputed[row, start:start + len(c.token_ids)], torch.tensor(c.logprobs), atol=1e-4)
+    assert engine.blocks.num_free == 64
+
+
+def test_abort_before_the_prompt_is_computed_finishes_the_held_samples(tiny_model, tokenizer):
+    engine = BuiltinEngine(copy.deepcopy(tiny_model), tokenizer, num_blocks=64)
+    seqs = engine.add_requests([GenerationRequest("g", chat_ids(tokenizer, "hi"), SamplingParams(n=3, max_tokens=5))])
+    engine.abort(["g"])
+    assert [s.finish_reason for s in seqs] == ["abort"] * 3
+    assert not engine.scheduler.has_work() and engine.blocks.num_free == 64

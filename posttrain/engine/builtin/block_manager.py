@@ -119,6 +119,28 @@ class BlockManager:
                 self.cached.setdefault(block.hash, block.block_id)
             parent = block.hash
 
+    def fork(self, parent: Sequence, child: Sequence) -> tuple[int, int] | None:
+        """Give `child` the parent's computed prompt: its full blocks are shared (reference
+        counts), its partial last block, which the parent goes on writing, is copied. Returns
+        (source, destination) of the block whose KV the caller must copy, or None."""
+        assert not child.block_table
+        computed = parent.num_computed_tokens
+        full = computed // self.block_size
+        shared = parent.block_table[:full]
+        for block_id in shared:
+            self.blocks[block_id].ref_count += 1
+        child.block_table = list(shared)
+        copy = None
+        if computed % self.block_size:
+            block = self._take_free()
+            copy = (parent.block_table[full], block.block_id)
+            child.block_table.append(block.block_id)
+        child.num_computed_tokens = computed
+        child.num_cached_prompt_tokens = computed
+        self.hits += computed
+        self.lookups += child.num_prompt_tokens
+        return copy
+
     def free_sequence(self, seq: Sequence) -> None:
         for block_id in reversed(seq.block_table):  # the tail first: prefixes stay cached longest
             block = self.blocks[block_id]

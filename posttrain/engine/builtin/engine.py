@@ -13,7 +13,7 @@ from posttrain.engine.builtin.block_manager import BlockManager
 from posttrain.engine.builtin.model_runner import ModelRunner
 from posttrain.engine.builtin.sampler import sample
 from posttrain.engine.builtin.scheduler import Scheduler
-from posttrain.engine.builtin.sequence import Sequence
+from posttrain.engine.builtin.sequence import Sequence, SequenceStatus
 from posttrain.engine.interface import Completion, GenerationRequest
 
 
@@ -43,6 +43,7 @@ class BuiltinEngine:
         self.runner = ModelRunner(model, num_blocks, block_size)
         self.stats = EngineStats()
         self._ids = itertools.count()
+        self._held: dict[int, list[Sequence]] = {}  # parent seq id -> its samples waiting for a fork
         self._lock = threading.RLock()
         self._paused = threading.Event()
         self._paused.set()
@@ -75,14 +76,20 @@ class BuiltinEngine:
     # ---- finer control, for async trainers --------------------------------------------------
 
     def add_requests(self, requests: list[GenerationRequest]) -> list[Sequence]:
+        """Queue the requests. Of a request's n samples only the first prefills the prompt; the
+        others are forked from it once its prompt is computed, sharing its KV blocks and its
+        last-position logits (each draws its own token from them)."""
         seqs = []
         for request in requests:
+            samples = []
             for sample_index in range(request.params.n):
                 seq_id = next(self._ids)
-                seq = Sequence(seq_id, request.request_id, sample_index, request.prompt_token_ids,
-                               request.params, self.block_size, arrival=seq_id)
-                self.scheduler.add(seq)
-                seqs.append(seq)
+                samples.append(Sequence(seq_id, request.request_id, sample_index, request.prompt_token_ids,
+                                        request.params, self.block_size, arrival=seq_id))
+            self.scheduler.add(samples[0])
+            if len(samples) > 1:
+                self._held[samples[0].seq_id] = samples[1:]
+            seqs.extend(samples)
         return seqs
 
     def step(self) -> None:
@@ -100,6 +107,18 @@ class BuiltinEngine:
             self.blocks.register_computed(chunk.seq)
         if completing:
             seqs = [c.seq for c in completing]
+            rows = list(range(len(seqs)))
+            for row, parent in enumerate([c.seq for c in completing]):
+                for child in self._held.pop(parent.seq_id, ()):
+                    copy = self.scheduler.fork(parent, child)
+                    if copy is False:
+                        continue  # no room now: it waits and prefills from the prefix cache
+                    if copy is not None:
+                        self.runner.copy_block(*copy)
+                    seqs.append(child)
+                    rows.append(row)
+            if len(rows) > len(completing):
+                logits = logits[torch.tensor(rows)]
             tokens, logprobs = sample(logits, [s.params for s in seqs], [s.generator for s in seqs])
             for seq, token, logprob in zip(seqs, tokens, logprobs):
                 seq.append(token, logprob, self.version)
@@ -114,6 +133,14 @@ class BuiltinEngine:
     def abort(self, request_ids: Iterable[str]) -> None:
         wanted = set(request_ids)
         with self._lock:
+            held = [child for parent_id in list(self._held) for child in self._held[parent_id]
+                    if child.request_id in wanted]
+            for parent_id, children in list(self._held.items()):
+                if children and children[0].request_id in wanted:
+                    del self._held[parent_id]
+            for seq in held:
+                self._account(seq)
+                seq.status, seq.finish_reason = SequenceStatus.FINISHED, "abort"
             for seq in [*self.scheduler.running, *self.scheduler.waiting]:
                 if seq.request_id in wanted:
                     self._account(seq)

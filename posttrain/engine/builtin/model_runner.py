@@ -70,6 +70,13 @@ class ModelRunner:
             return torch.empty(0, self.model.config.vocab_size)
         return self.model.lm_head(hidden[0, logit_rows]).float()
 
+    def copy_block(self, source: int, destination: int) -> None:
+        """Copy one block's keys and values in every layer (copy-on-write of a forked sample)."""
+        size = self.block_size
+        src, dst = slice(source * size, (source + 1) * size), slice(destination * size, (destination + 1) * size)
+        self.k_cache[:, dst] = self.k_cache[:, src]
+        self.v_cache[:, dst] = self.v_cache[:, src]
+
     def _attention(self, attn, layer_index, hidden, cos, sin, slot_mapping, plan: "_AttentionPlan"):
         total = hidden.shape[1]
         q = attn.q_proj(hidden).view(1, total, -1, self.head_dim).transpose(1, 2)
@@ -83,8 +90,13 @@ class ModelRunner:
         out = torch.empty_like(q)
         # grouped-query attention without materialising repeated keys/values (enable_gqa)
         if plan.decode_rows is not None:
-            keys = k_cache[plan.decode_slots].transpose(1, 2).contiguous()  # [B, kv_heads, ctx, dim]
-            values = v_cache[plan.decode_slots].transpose(1, 2).contiguous()
+            # gather whole blocks (one contiguous copy each) rather than single slots
+            batch, width = plan.decode_tables.shape
+            blocked = (-1, self.block_size, self.num_kv_heads, self.head_dim)
+            keys = k_cache.view(blocked)[plan.decode_tables].view(batch, width * self.block_size, self.num_kv_heads,
+                                                                  self.head_dim).transpose(1, 2)
+            values = v_cache.view(blocked)[plan.decode_tables].view(batch, width * self.block_size, self.num_kv_heads,
+                                                                    self.head_dim).transpose(1, 2)
             queries = q[plan.decode_rows].unsqueeze(2)  # [B, heads, 1, dim]
             result = F.scaled_dot_product_attention(queries, keys, values, attn_mask=plan.decode_mask,
                                                     scale=self.scaling, enable_gqa=True)
@@ -114,20 +126,17 @@ class _AttentionPlan:
             seq, start, n = chunk.seq, chunk.seq.num_computed_tokens, chunk.num_tokens
             context = start + n
             if n == 1:
-                decode.append((row, slots_of(seq, context)))
+                decode.append((row, seq.block_table[: (context + block_size - 1) // block_size], context))
             else:
                 rows = torch.arange(row, row + n)
                 # query j sits at position start + j and sees keys 0 .. start + j
                 mask = torch.arange(context)[None, :] <= (start + torch.arange(n))[:, None]
                 self.prefills.append((rows, slots_of(seq, context), mask))
             row += n
-        self.decode_rows = torch.tensor([r for r, _ in decode], dtype=torch.long) if decode else None
+        self.decode_rows = torch.tensor([r for r, _, _ in decode], dtype=torch.long) if decode else None
         if decode:
-            longest = max(len(s) for _, s in decode)
-            self.decode_slots = torch.zeros((len(decode), longest), dtype=torch.long)
-            self.decode_mask = torch.zeros((len(decode), 1, 1, longest), dtype=torch.bool)
-            for i, (_, slots) in enumerate(decode):
-                self.decode_slots[i, : len(slots)] = slots
-                self.decode_mask[i, 0, 0, : len(slots)] = True
-        if self.decode_rows is not None and len(self.decode_rows) == 0:
-            self.decode_rows = None
+            width = max(len(table) for _, table, _ in decode)
+            # padding points at block 0: its keys are read but masked out
+            self.decode_tables = torch.tensor([table + [0] * (width - len(table)) for _, table, _ in decode])
+            lengths = torch.tensor([context for _, _, context in decode])
+            self.decode_mask = (torch.arange(width * block_size)[None, :] < lengths[:, None])[:, None, None, :]

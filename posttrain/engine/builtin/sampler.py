@@ -2,8 +2,10 @@
 
 The logprob reported is log_softmax(logits / temperature) at the chosen token, before top-k/top-p
 truncation (log_softmax(logits) for greedy): the distribution the trainer recomputes. Sampling
-uses the Gumbel-max trick, argmax(filtered logits + Gumbel noise), which draws from
-softmax(filtered logits) while each sequence's noise comes from its own seeded generator.
+inverts the CDF: token = the first index whose cumulative probability exceeds u, u ~ U[0, 1)
+drawn from the sequence's own seeded generator. One uniform number per row instead of one per
+vocabulary entry (Gumbel-max) keeps sampling cheap next to the forward pass, and a sequence's
+draws do not depend on which other sequences share its batch.
 """
 
 from __future__ import annotations
@@ -23,16 +25,20 @@ def sample(logits: torch.Tensor, params: list[SamplingParams], generators: list[
     chosen = logits.argmax(dim=-1)
     sampled_rows = (~greedy).nonzero().flatten().tolist()
     if sampled_rows:
-        rows = scaled[sampled_rows]
-        rows = _top_k(rows, [params[i].top_k for i in sampled_rows])
-        rows = _top_p(rows, [params[i].top_p for i in sampled_rows])
-        uniform = torch.stack([
-            torch.rand(logits.shape[-1], generator=generators[i]) if generators[i] is not None
-            else torch.rand(logits.shape[-1])
+        index = torch.tensor(sampled_rows)
+        untruncated = scaled[index]
+        rows = _top_p(_top_k(untruncated, [params[i].top_k for i in sampled_rows]),
+                      [params[i].top_p for i in sampled_rows])
+        probs = log_probs[index].exp() if rows is untruncated else torch.softmax(rows, dim=-1)
+        uniform = torch.cat([
+            torch.rand(1, generator=generators[i]) if generators[i] is not None else torch.rand(1)
             for i in sampled_rows
-        ]).clamp_(min=1e-20)
-        gumbel = -torch.log(-torch.log(uniform))
-        chosen[sampled_rows] = (rows + gumbel).argmax(dim=-1)
+        ]).to(probs.dtype)
+        cdf = probs.cumsum(dim=-1)
+        # u scaled by the row's total absorbs the cumsum's rounding; right=True never lands on a
+        # zero-probability token (its cdf equals its predecessor's)
+        picks = torch.searchsorted(cdf, (uniform * cdf[:, -1])[:, None], right=True).squeeze(-1)
+        chosen[index] = picks.clamp_(max=logits.shape[-1] - 1)
     chosen_logprobs = log_probs.gather(-1, chosen[:, None]).squeeze(-1)
     return chosen.tolist(), chosen_logprobs.tolist()
 

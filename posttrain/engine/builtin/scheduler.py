@@ -82,6 +82,18 @@ class Scheduler:
         self.waiting.extendleft(reversed(skipped))
         return chunks
 
+    def fork(self, parent: Sequence, child: Sequence) -> tuple[int, int] | None | bool:
+        """Admit `child`, a sample of the same prompt, on the parent's just-computed prompt KV.
+        Returns the block copy the KV cache needs (or None); False when there is no room, in
+        which case the child waits and prefills through the prefix cache like any sequence."""
+        if len(self.running) >= self.max_num_seqs or self.blocks.num_free < 1:
+            self.waiting.append(child)
+            return False
+        copy = self.blocks.fork(parent, child)
+        child.status = SequenceStatus.RUNNING
+        self.running.append(child)
+        return copy
+
     def _pending_prefix_hashes(self, chunks: list[ScheduledChunk]) -> set[bytes]:
         pending: set[bytes] = set()
         for chunk in chunks:
