@@ -19,6 +19,11 @@ from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 from posttrain.engine.builtin.scheduler import ScheduledChunk
 
+# CPU GEMM takes a different kernel (another summation order) for fewer than 4 rows, so a
+# 1-token decode step would round differently from the trainer's many-row forward over the same
+# tokens. Every matmul here gets at least this many rows; the extra rows are thrown away.
+MIN_ROWS = 8
+
 
 class ModelRunner:
     def __init__(self, model: torch.nn.Module, num_blocks: int, block_size: int) -> None:
@@ -31,8 +36,8 @@ class ModelRunner:
         self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
         self.scaling = self.head_dim ** -0.5
         self.dtype = next(model.parameters()).dtype
-        slots = num_blocks * block_size
-        shape = (self.num_layers, slots, self.num_kv_heads, self.head_dim)
+        self.scratch_slot = num_blocks * block_size  # one extra block: where padding rows write their KV
+        shape = (self.num_layers, (num_blocks + 1) * block_size, self.num_kv_heads, self.head_dim)
         self.k_cache = torch.zeros(shape, dtype=self.dtype)
         self.v_cache = torch.zeros(shape, dtype=self.dtype)
 
@@ -49,6 +54,10 @@ class ModelRunner:
                 slots.append(seq.block_table[pos // self.block_size] * self.block_size + pos % self.block_size)
             if chunk.completes:
                 logit_rows.append(len(ids) - 1)
+        padding = max(0, MIN_ROWS - len(ids))
+        ids += [0] * padding
+        positions += [0] * padding
+        slots += [self.scratch_slot] * padding
         input_ids = torch.tensor([ids])
         position_ids = torch.tensor([positions])
         slot_mapping = torch.tensor(slots)
@@ -68,7 +77,8 @@ class ModelRunner:
         hidden = inner.norm(hidden)
         if not logit_rows:
             return torch.empty(0, self.model.config.vocab_size)
-        return self.model.lm_head(hidden[0, logit_rows]).float()
+        rows = logit_rows + logit_rows[:1] * max(0, MIN_ROWS - len(logit_rows))
+        return self.model.lm_head(hidden[0, rows]).float()[: len(logit_rows)]
 
     def copy_block(self, source: int, destination: int) -> None:
         """Copy one block's keys and values in every layer (copy-on-write of a forked sample)."""
@@ -87,7 +97,7 @@ class ModelRunner:
         k_cache[slot_mapping] = k[0].transpose(0, 1)
         v_cache[slot_mapping] = v[0].transpose(0, 1)
         q = q[0].transpose(0, 1)  # [tokens, heads, dim]
-        out = torch.empty_like(q)
+        out = torch.zeros_like(q) if plan.padded else torch.empty_like(q)
         # grouped-query attention without materialising repeated keys/values (enable_gqa)
         if plan.decode_rows is not None:
             # gather whole blocks (one contiguous copy each) rather than single slots
@@ -133,6 +143,7 @@ class _AttentionPlan:
                 mask = torch.arange(context)[None, :] <= (start + torch.arange(n))[:, None]
                 self.prefills.append((rows, slots_of(seq, context), mask))
             row += n
+        self.padded = row < MIN_ROWS  # padding rows attend to nothing: their output stays zero
         self.decode_rows = torch.tensor([r for r, _, _ in decode], dtype=torch.long) if decode else None
         if decode:
             width = max(len(table) for _, table, _ in decode)
