@@ -59,6 +59,7 @@ class Completion:
     text: str
     version: int
     token_versions: list[int] = field(default_factory=list)
+    cached_prompt_tokens: int | None = None  # prompt tokens served from a prefix cache (None: not reported)
 
     def __post_init__(self) -> None:
         if not self.token_versions:

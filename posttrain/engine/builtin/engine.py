@@ -181,4 +181,5 @@ class BuiltinEngine:
             token_ids=tokens, logprobs=list(seq.logprobs), finish_reason=seq.finish_reason or "length",
             text=text, version=seq.token_versions[0] if seq.token_versions else self.version,
             token_versions=list(seq.token_versions),
+            cached_prompt_tokens=seq.num_cached_prompt_tokens if seq.preemptions == 0 else 0,
         )

@@ -8,21 +8,28 @@ reads keys and values from the paged cache:
     k_cache[layer]: [num_blocks * block_size, kv_heads, head_dim]   (slot = block * size + offset)
 
 Decoding sequences are batched into one attention call (their cached keys gathered and padded);
-prefill chunks attend causally to their own cached prefix.
+prefill chunks attend causally to their own cached prefix. Attention is `invariant_attention`,
+which the trainer's model also uses: a token's logprob comes out the same to the bit whether it
+was computed in a decode step or in the trainer's full-sequence forward.
 """
 
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
+from posttrain.engine.builtin.invariant_attention import invariant_attention
 from posttrain.engine.builtin.scheduler import ScheduledChunk
 
-# CPU GEMM takes a different kernel (another summation order) for fewer than 4 rows, so a
-# 1-token decode step would round differently from the trainer's many-row forward over the same
-# tokens. Every matmul here gets at least this many rows; the extra rows are thrown away.
-MIN_ROWS = 8
+# CPU GEMM sums the rows past the last full group of 4 in another order when there are fewer
+# than 12 rows, so a decode step with few sequences would round differently from the trainer's
+# many-row forward over the same tokens. Row counts below MIN_ROWS are padded to a multiple of
+# 4; the extra rows are thrown away.
+MIN_ROWS = 12
+
+
+def padded_rows(count: int) -> int:
+    return count if count >= MIN_ROWS else max(4, -(-count // 4) * 4)
 
 
 class ModelRunner:
@@ -54,7 +61,7 @@ class ModelRunner:
                 slots.append(seq.block_table[pos // self.block_size] * self.block_size + pos % self.block_size)
             if chunk.completes:
                 logit_rows.append(len(ids) - 1)
-        padding = max(0, MIN_ROWS - len(ids))
+        padding = padded_rows(len(ids)) - len(ids)
         ids += [0] * padding
         positions += [0] * padding
         slots += [self.scratch_slot] * padding
@@ -77,7 +84,7 @@ class ModelRunner:
         hidden = inner.norm(hidden)
         if not logit_rows:
             return torch.empty(0, self.model.config.vocab_size)
-        rows = logit_rows + logit_rows[:1] * max(0, MIN_ROWS - len(logit_rows))
+        rows = logit_rows + logit_rows[:1] * (padded_rows(len(logit_rows)) - len(logit_rows))
         return self.model.lm_head(hidden[0, rows]).float()[: len(logit_rows)]
 
     def copy_block(self, source: int, destination: int) -> None:
@@ -98,7 +105,6 @@ class ModelRunner:
         v_cache[slot_mapping] = v[0].transpose(0, 1)
         q = q[0].transpose(0, 1)  # [tokens, heads, dim]
         out = torch.zeros_like(q) if plan.padded else torch.empty_like(q)
-        # grouped-query attention without materialising repeated keys/values (enable_gqa)
         if plan.decode_rows is not None:
             # gather whole blocks (one contiguous copy each) rather than single slots
             batch, width = plan.decode_tables.shape
@@ -108,15 +114,13 @@ class ModelRunner:
             values = v_cache.view(blocked)[plan.decode_tables].view(batch, width * self.block_size, self.num_kv_heads,
                                                                     self.head_dim).transpose(1, 2)
             queries = q[plan.decode_rows].unsqueeze(2)  # [B, heads, 1, dim]
-            result = F.scaled_dot_product_attention(queries, keys, values, attn_mask=plan.decode_mask,
-                                                    scale=self.scaling, enable_gqa=True)
+            result = invariant_attention(queries, keys, values, plan.decode_mask, self.scaling)
             out[plan.decode_rows] = result.squeeze(2)
         for rows, slots, mask in plan.prefills:
             keys = k_cache[slots].transpose(0, 1).unsqueeze(0).contiguous()
             values = v_cache[slots].transpose(0, 1).unsqueeze(0).contiguous()
             queries = q[rows].transpose(0, 1).unsqueeze(0)  # [1, heads, n, dim]
-            result = F.scaled_dot_product_attention(queries, keys, values, attn_mask=mask, scale=self.scaling,
-                                                    enable_gqa=True)
+            result = invariant_attention(queries, keys, values, mask[None, None], self.scaling)
             out[rows] = result[0].transpose(0, 1)
         return attn.o_proj(out.reshape(1, total, -1))
 
@@ -143,7 +147,7 @@ class _AttentionPlan:
                 mask = torch.arange(context)[None, :] <= (start + torch.arange(n))[:, None]
                 self.prefills.append((rows, slots_of(seq, context), mask))
             row += n
-        self.padded = row < MIN_ROWS  # padding rows attend to nothing: their output stays zero
+        self.padded = padded_rows(row) > row  # padding rows attend to nothing: their output stays zero
         self.decode_rows = torch.tensor([r for r, _, _ in decode], dtype=torch.long) if decode else None
         if decode:
             width = max(len(table) for _, table, _ in decode)

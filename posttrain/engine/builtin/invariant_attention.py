@@ -1,0 +1,97 @@
+"""Attention whose result for a query does not depend on what else is in the batch.
+
+The builtin engine computes a token's logprob in a decode step (one query, the keys so far);
+the trainer recomputes it in one forward over the whole sequence (every query, every key, a
+causal mask). For the two to agree to the last bit, each query's arithmetic must be the same in
+both. Fused kernels (SDPA flash) pick their blocking from the sequence lengths, so they do not
+give that. Plain attention does, on CPU, when
+
+    scores = (q @ k^T) * scale      each score is one length-D dot product
+    scores[masked] = finfo.min      exp() of it is exactly 0: masked keys add exact zeros
+    p = softmax(scores)             a row reduction, unchanged by trailing zeros
+    out = sum over key chunks c, in order, of p[:, c] @ v[c]
+
+and every GEMM has at least MIN_QUERY_ROWS rows (with fewer, BLAS takes a matrix-vector path
+that sums in another order). The last product is split into chunks of KEY_CHUNK keys because a
+GEMM's summation order depends on its inner size: with a fixed chunk size every chunk is summed
+the same way, and the chunks past a query's last key contribute exact zeros, so the result does
+not depend on how many keys (the trainer's whole sequence, the engine's context) follow. The query heads that share a key/value head are stacked into the
+GEMM's rows (grouped-query attention without repeating keys), so a one-token decode step has
+`heads / kv_heads` rows; it is padded up to the minimum.
+
+`register()` makes it a Hugging Face attention implementation, "posttrain_invariant", so the
+trainer's model runs the same function (with autograd) as the engine.
+"""
+
+from __future__ import annotations
+
+import torch
+
+NAME = "posttrain_invariant"
+MIN_QUERY_ROWS = 4
+KEY_CHUNK = 128
+
+
+def invariant_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None,
+                        scale: float) -> torch.Tensor:
+    """query [B, H, Tq, D]; key, value [B, Hkv, Tk, D]; mask bool, broadcastable to
+    [B, 1, Tq, Tk] (True = attend), or None for causal with the queries at the end.
+    Returns [B, H, Tq, D]."""
+    batch, heads, q_len, dim = query.shape
+    kv_heads, k_len = key.shape[1], key.shape[2]
+    group = heads // kv_heads
+    if mask is None:
+        mask = torch.ones(q_len, k_len, dtype=torch.bool, device=query.device).tril(k_len - q_len)
+    mask = mask.expand(batch, 1, q_len, k_len)
+    rows = query.reshape(batch, kv_heads, group * q_len, dim)  # row g * Tq + t: head kv * G + g, query t
+    mask = mask.unsqueeze(2).expand(batch, 1, group, q_len, k_len).reshape(batch, 1, group * q_len, k_len)
+    padding = MIN_QUERY_ROWS - group * q_len
+    if padding > 0:
+        rows = torch.cat([rows, rows.new_zeros(batch, kv_heads, padding, dim)], dim=2)
+        mask = torch.cat([mask, mask.new_ones(batch, 1, padding, k_len)], dim=2)
+    scores = torch.matmul(rows.contiguous(), key.contiguous().transpose(-1, -2)) * scale
+    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(value.dtype)
+    tail = -k_len % KEY_CHUNK
+    if tail:
+        probs = torch.nn.functional.pad(probs, (0, tail))
+        value = torch.nn.functional.pad(value, (0, 0, 0, tail))
+    out = None
+    for start in range(0, k_len + tail, KEY_CHUNK):
+        part = torch.matmul(probs[..., start : start + KEY_CHUNK].contiguous(),
+                            value[:, :, start : start + KEY_CHUNK].contiguous())
+        out = part if out is None else out + part
+    return out[:, :, : group * q_len].reshape(batch, heads, q_len, dim)
+
+
+def _hf_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+    """The Hugging Face AttentionInterface signature; returns [B, Tq, H, D] and no weights."""
+    scale = scaling if scaling is not None else query.shape[-1] ** -0.5
+    if attention_mask is not None and attention_mask.dtype != torch.bool:
+        attention_mask = attention_mask == 0  # an additive float mask: 0 where attended
+    out = invariant_attention(query, key, value, attention_mask, scale)
+    return out.transpose(1, 2).contiguous(), None
+
+
+def register() -> str:
+    """Register the implementation with transformers (idempotent); returns its name."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+    def boolean_mask(*args, **kwargs):
+        kwargs["allow_is_causal_skip"] = False  # always a real mask: padding must be seen
+        return sdpa_mask(*args, **kwargs)
+
+    AttentionInterface.register(NAME, _hf_attention)
+    AttentionMaskInterface.register(NAME, boolean_mask)
+    return NAME
+
+
+def use_invariant_attention(model: torch.nn.Module) -> torch.nn.Module:
+    """Switch a loaded Hugging Face model to the invariant attention (the trainer's side)."""
+    name = register()
+    if hasattr(model, "set_attn_implementation"):
+        model.set_attn_implementation(name)
+    else:
+        model.config._attn_implementation = name
+    return model
