@@ -1,0 +1,2 @@
+#!/bin/bash
+gcc -O2 -o /app/hello /app/hello.c

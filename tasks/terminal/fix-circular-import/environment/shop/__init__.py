@@ -1,0 +1,1 @@
+"""Order reporting for the web shop."""

@@ -1,0 +1,2 @@
+#!/bin/bash
+cd /app && git checkout -b feature/login main

@@ -1,0 +1,8 @@
+#ifndef UTIL_H
+#define UTIL_H
+
+#define GREETING "hello"
+
+int checksum(const char *s);
+
+#endif

@@ -1,0 +1,2 @@
+#!/bin/bash
+echo "deploying ${1:-staging}"

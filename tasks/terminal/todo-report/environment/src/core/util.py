@@ -1,0 +1,3 @@
+def clamp(x, lo, hi):
+    """TODO: support reversed bounds"""
+    return max(lo, min(x, hi))

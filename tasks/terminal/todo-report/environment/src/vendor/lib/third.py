@@ -1,0 +1,1 @@
+# TODO: vendored code is excluded
