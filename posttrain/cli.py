@@ -69,6 +69,9 @@ def _register_subcommands() -> None:
     from posttrain.engine.cli import app as engine_app
 
     app.add_typer(engine_app, name="engine")
+    from posttrain.agent.cli import app as agent_app
+
+    app.add_typer(agent_app, name="agent")
 
 
 _register_subcommands()

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from posttrain.agent.loop import AgentConfig
 from posttrain.errors import ConfigError
 from posttrain.tasks.answer_extraction import EXTRACTORS
 
@@ -33,7 +34,12 @@ class EngineConfig(_Strict):
 
 class DomainConfig(_Strict):
     name: str = Field(min_length=1)
-    source: str = Field(description="reasoning-gym:<generator>, jsonl:<path> or a path ending in .jsonl")
+    source: str = Field(description="reasoning-gym:<generator>, jsonl:<path>, a path ending in .jsonl, or "
+                                    "harbor:<dir> (terminal tasks in Harbor format)")
+    kind: Literal["answer", "terminal"] = Field("answer", description="answer: one reply per task; terminal: "
+                                                "multi-turn agent episodes in a sandbox (needs a harbor: source)")
+    tags: list[str] = Field(default_factory=list, description="harbor: only tasks with all these tags")
+    names: list[str] = Field(default_factory=list, description="harbor: only these task directories")
     weight: float = Field(1.0, gt=0)
     heldout: int = Field(100, ge=0)
     seed: int = 0
@@ -45,9 +51,20 @@ class DomainConfig(_Strict):
     @field_validator("source")
     @classmethod
     def _known_source(cls, value: str) -> str:
-        if value.startswith(("reasoning-gym:", "jsonl:")) or value.endswith(".jsonl"):
+        if value.startswith(("reasoning-gym:", "jsonl:", "harbor:")) or value.endswith(".jsonl"):
             return value
-        raise ValueError("must be 'reasoning-gym:<generator>', 'jsonl:<path>' or a path ending in .jsonl")
+        raise ValueError("must be 'reasoning-gym:<generator>', 'jsonl:<path>', 'harbor:<dir>' or a path ending in .jsonl")
+
+    @model_validator(mode="after")
+    def _kind_matches_source(self) -> "DomainConfig":
+        harbor = self.source.startswith("harbor:")
+        if harbor and self.kind != "terminal":
+            raise ValueError("a harbor: source holds terminal tasks: set kind = \"terminal\"")
+        if self.kind == "terminal" and not harbor:
+            raise ValueError("kind = \"terminal\" needs a harbor:<dir> source")
+        if (self.tags or self.names) and not harbor:
+            raise ValueError("tags and names select Harbor tasks: they need a harbor:<dir> source")
+        return self
 
     @field_validator("prompt_template")
     @classmethod
@@ -119,6 +136,7 @@ class RunConfig(_Strict):
     algorithm: AlgorithmConfig = Field(default_factory=AlgorithmConfig)
     optim: OptimConfig = Field(default_factory=OptimConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
 
     @model_validator(mode="after")
     def _unique_domains(self) -> "RunConfig":

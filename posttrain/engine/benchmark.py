@@ -25,6 +25,7 @@ from typing import Callable
 import torch
 from rich.console import Console
 
+from posttrain.engine.chat_tokens import ChatTokens
 from posttrain.engine.interface import Completion, GenerationRequest, SamplingParams
 from posttrain.errors import PosttrainError
 
@@ -98,6 +99,7 @@ class _Conversation:
 
     def __init__(self, tokenizer, index: int) -> None:
         self.tokenizer = tokenizer
+        self.chat = ChatTokens(tokenizer)
         self.index = index
         messages = [{"role": "system", "content": _AGENT_SYSTEM},
                     {"role": "user", "content": _AGENT_TASKS[index % len(_AGENT_TASKS)]}]
@@ -106,22 +108,8 @@ class _Conversation:
     def extend(self, completion: list[int], turn: int) -> None:
         """prompt <- prompt + completion + the next user message (and the assistant header)."""
         message = _OBSERVATIONS[(self.index + turn) % len(_OBSERVATIONS)].format(n=7 * self.index + 3 * turn + 1)
-        suffix = _turn_suffix(self.tokenizer, message)
-        eos = self.tokenizer.eos_token_id
-        if completion and completion[-1] == eos and suffix and suffix[0] == eos:
-            suffix = suffix[1:]  # the model already closed its turn
-        self.prompt = self.prompt + list(completion) + suffix
-
-
-def _turn_suffix(tokenizer, message: str) -> list[int]:
-    """The tokens the chat template puts after an assistant message's text: end of turn, the
-    user's message, the assistant header."""
-    sentinel = "\u2063ASSISTANT-TEXT\u2063"
-    messages = [{"role": "user", "content": "x"}, {"role": "assistant", "content": sentinel},
-                {"role": "user", "content": message}]
-    text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-    tail = text[text.index(sentinel) + len(sentinel):]
-    return list(tokenizer(tail, add_special_tokens=False)["input_ids"])
+        chat = self.chat
+        self.prompt = self.prompt + list(completion) + chat.close_turn(completion) + chat.message("user", message) + chat.header
 
 
 # ---- backends ----------------------------------------------------------------------------------

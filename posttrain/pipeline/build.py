@@ -12,7 +12,7 @@ from posttrain.engine.builtin.invariant_attention import use_invariant_attention
 from posttrain.engine.hf_engine import HFEngine
 from posttrain.errors import PosttrainError
 from posttrain.tasks.domains import Domain, DomainMixture
-from posttrain.tasks.sources import JsonlSource, ReasoningGymSource, TaskSource
+from posttrain.tasks.sources import HarborSource, JsonlSource, ReasoningGymSource, TaskSource
 from posttrain.train.model_loading import load_model
 
 
@@ -27,6 +27,9 @@ def build_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
             prompt_template=cfg.prompt_template,
             answer_extraction=cfg.answer_extraction or "answer_tag",
         )
+    if cfg.source.startswith("harbor:"):
+        root = Path(cfg.source.removeprefix("harbor:")).expanduser()
+        return HarborSource(cfg.name, root if root.is_absolute() else base_dir / root, cfg.tags, cfg.names)
     path = Path(cfg.source.removeprefix("jsonl:")).expanduser()
     if not path.is_absolute():
         path = base_dir / path

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from posttrain.agent.loop import AgentConfig, run_episodes
+from posttrain.agent.policies import ModelPolicy
 from posttrain.engine.interface import InferenceEngine, SamplingParams
 from posttrain.pipeline.rollout import generate_groups
 from posttrain.tasks.records import Task
@@ -31,12 +33,26 @@ def evaluate(
     system_prompt: str | None,
     batch_size: int = 64,
     on_progress=None,
+    agent: AgentConfig | None = None,
 ) -> EvalResult:
+    """Answer tasks: one greedy reply each. Terminal tasks: one greedy agent episode each,
+    passed when the task's verifier says so."""
     params = SamplingParams(n=1, temperature=0.0, max_tokens=max_tokens)
     per_item: dict[str, float] = {}
     by_domain: dict[str, list[float]] = {}
-    for start in range(0, len(tasks), batch_size):
-        chunk = tasks[start : start + batch_size]
+    terminal = [t for t in tasks if t.kind == "terminal"]
+    if terminal:
+        agent = agent or AgentConfig()
+        policy = ModelPolicy(engine, tokenizer, SamplingParams(n=1, temperature=0.0, max_tokens=agent.reply_tokens))
+        for trajectory, task in zip(run_episodes(terminal, policy, tokenizer, agent,
+                                                 on_episode_end=(lambda _: on_progress(1)) if on_progress else None),
+                                    terminal):
+            value = float(bool(trajectory.reward and trajectory.reward.passed))
+            per_item[task.id] = value
+            by_domain.setdefault(task.domain, []).append(value)
+    answer = [t for t in tasks if t.kind != "terminal"]
+    for start in range(0, len(answer), batch_size):
+        chunk = answer[start : start + batch_size]
         for group in generate_groups(engine, tokenizer, chunk, params, system_prompt):
             # Accuracy counts passes: some verifiers give partial credit (reasoning-gym scores a
             # well-formed wrong answer 0.01), which is a training signal, not a correct answer.

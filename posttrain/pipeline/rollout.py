@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from posttrain.engine.interface import Completion, GenerationRequest, InferenceEngine, SamplingParams
 from posttrain.tasks.records import Reward, Task
 from posttrain.tasks.verifiers import score
+from posttrain.train.trainer import TrainSample
 
 
 @dataclass
@@ -17,6 +18,26 @@ class RolloutGroup:
     task: Task
     completions: list[Completion]
     rewards: list[Reward]
+
+    def train_samples(self, advantages: list[float]) -> list[TrainSample]:
+        return [TrainSample(c.prompt_token_ids, c.token_ids, c.logprobs, float(a))
+                for c, a in zip(self.completions, advantages)]
+
+    def generated_tokens(self) -> int:
+        return sum(len(c.token_ids) for c in self.completions)
+
+    def truncated(self) -> int:
+        return sum(c.finish_reason == "length" for c in self.completions)
+
+    def store_rows(self, advantages: list[float]):
+        for index, (c, r, a) in enumerate(zip(self.completions, self.rewards, advantages)):
+            yield {
+                "task_id": self.task.id, "domain": self.task.domain, "sample_index": index,
+                "policy_version": c.version, "prompt_token_ids": c.prompt_token_ids,
+                "completion_token_ids": c.token_ids, "logprobs": c.logprobs, "text": c.text,
+                "finish_reason": c.finish_reason, "reward": r.value, "passed": r.passed,
+                "details": r.details, "advantage": float(a),
+            }
 
     @property
     def reward_values(self) -> list[float]:

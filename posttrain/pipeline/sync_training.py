@@ -13,9 +13,8 @@
 from __future__ import annotations
 
 import os
-import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -29,6 +28,7 @@ from posttrain.pipeline.build import build_engine, build_mixture, load_policy_pa
 from posttrain.pipeline.evaluation import EvalResult, evaluate
 from posttrain.pipeline.progress import TrainingProgress
 from posttrain.pipeline.rollout import RolloutGroup, generate_groups, sample_seed
+from posttrain.pipeline.terminal_rollout import run_terminal_groups
 from posttrain.pipeline.run_dir import RunDir, write_json_atomic
 from posttrain.pipeline.statistics import paired_bootstrap_ci
 from posttrain.rl import grpo_advantages, informative_groups, reinforce_pp_advantages, rloo_advantages
@@ -40,7 +40,7 @@ from posttrain.train.checkpoint import (
     save_checkpoint,
 )
 from posttrain.train.model_loading import load_model, load_tokenizer
-from posttrain.train.trainer import PolicyTrainer, TrainSample, finite_or_raise
+from posttrain.train.trainer import PolicyTrainer, finite_or_raise
 
 
 @dataclass
@@ -128,7 +128,8 @@ def train(config_path: Path | None, out: Path, resume: bool = False, console=Non
     def run_eval(label: str) -> EvalResult:
         progress.start_eval(label)
         result = evaluate(engine, tokenizer, heldout, eval_tokens, system_prompt,
-                          batch_size=config.train.eval_batch_size, on_progress=progress.advance_eval)
+                          batch_size=config.train.eval_batch_size, on_progress=progress.advance_eval,
+                          agent=config.agent)
         progress.end_eval(label, result.overall)
         return result
 
@@ -188,10 +189,18 @@ def rl_step(config: RunConfig, engine, trainer: PolicyTrainer, tokenizer, tasks,
     """One synchronous RL step: generate groups, score, compute advantages, update the
     policy, push the new weights to the engine. Returns the step's metrics record."""
     step_started = time.perf_counter()
-    groups = generate_groups(
-        engine, tokenizer, tasks, params, config.rollout.system_prompt,
-        seed_for_slot=lambda slot: sample_seed(config.seed, step, slot),
-    )
+    answer = [t for t in tasks if t.kind != "terminal"]
+    terminal = [t for t in tasks if t.kind == "terminal"]
+    groups = []
+    if answer:
+        groups += generate_groups(
+            engine, tokenizer, answer, params, config.rollout.system_prompt,
+            seed_for_slot=lambda slot: sample_seed(config.seed, step, slot),
+        )
+    if terminal:
+        agent_params = replace(params, n=1, max_tokens=config.agent.reply_tokens)
+        groups += run_terminal_groups(engine, tokenizer, terminal, config.rollout.group_size, agent_params,
+                                      config.agent, seed=sample_seed(config.seed, step, len(tasks)))
     rollout_s = time.perf_counter() - step_started
     record, samples, advantages = _score_step(config, groups)
     if samples:
@@ -202,7 +211,7 @@ def rl_step(config: RunConfig, engine, trainer: PolicyTrainer, tokenizer, tasks,
     else:
         engine.version = step  # nothing to learn from; the policy is unchanged
     step_s = time.perf_counter() - step_started
-    generated = sum(len(c.token_ids) for g in groups for c in g.completions)
+    generated = sum(g.generated_tokens() for g in groups)
     record.update(step=step, policy_version=step, rollout_s=rollout_s, step_s=step_s,
                   rollout_tokens_per_s=generated / max(rollout_s, 1e-9),
                   tokens_per_s=(generated + record.get("train_tokens", 0.0)) / max(step_s, 1e-9),
@@ -230,18 +239,14 @@ def _score_step(config: RunConfig, groups: list[RolloutGroup]):
         else:
             advantages = compute_advantages(config, rewards)
             advantages[~keep] = 0.0
-    samples = [
-        TrainSample(c.prompt_token_ids, c.token_ids, c.logprobs, float(advantages[gi, si]))
-        for gi, g in enumerate(groups) if keep[gi]
-        for si, c in enumerate(g.completions)
-    ]
+    samples = [sample for gi, g in enumerate(groups) if keep[gi] for sample in g.train_samples(advantages[gi].tolist())]
     record: dict = {
         "reward_mean": float(rewards.mean()),
         "pass_rate": sum(r.passed for g in groups for r in g.rewards) / max(rewards.numel(), 1),
         "groups_kept": int(keep.sum()),
         "groups": len(groups),
-        "completion_len_mean": sum(len(c.token_ids) for g in groups for c in g.completions) / max(rewards.numel(), 1),
-        "truncated_fraction": sum(c.finish_reason == "length" for g in groups for c in g.completions) / max(rewards.numel(), 1),
+        "completion_len_mean": sum(g.generated_tokens() for g in groups) / max(rewards.numel(), 1),
+        "truncated_fraction": sum(g.truncated() for g in groups) / max(rewards.numel(), 1),
     }
     by_domain: dict[str, list[float]] = {}
     for g in groups:
@@ -250,16 +255,9 @@ def _score_step(config: RunConfig, groups: list[RolloutGroup]):
     return record, samples, advantages
 
 
-def _trajectory_rows(groups: list[RolloutGroup], advantages: torch.Tensor):
+def _trajectory_rows(groups, advantages: torch.Tensor):
     for gi, g in enumerate(groups):
-        for si, (c, r) in enumerate(zip(g.completions, g.rewards)):
-            yield {
-                "task_id": g.task.id, "domain": g.task.domain, "sample_index": si,
-                "policy_version": c.version, "prompt_token_ids": c.prompt_token_ids,
-                "completion_token_ids": c.token_ids, "logprobs": c.logprobs, "text": c.text,
-                "finish_reason": c.finish_reason, "reward": r.value, "passed": r.passed,
-                "details": r.details, "advantage": float(advantages[gi, si]),
-            }
+        yield from g.store_rows(advantages[gi].tolist())
 
 
 def _read_json(path: Path) -> dict:

@@ -60,7 +60,7 @@ from posttrain.sandbox.process_runner import BoundedCapture
 
 DEFAULT_IMAGE = "debian:bookworm-slim"
 SNAPSHOT_REPOSITORY = "posttrain-snap"
-WORKSPACE_DIRS = ("app", "tmp", "tests", "logs")
+WORKSPACE_DIRS = ("app", "tmp", "tests", "logs", "solution")
 TIMEOUT_EXIT_CODE = 124
 SIGKILL_EXIT_CODE = 137
 INSTALL_HINT = "the Docker SDK for Python is not installed: pip install posttrain[docker]"

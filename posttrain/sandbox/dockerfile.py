@@ -40,8 +40,8 @@ from pathlib import Path
 
 from posttrain.sandbox.interface import SandboxError
 
-WRITABLE_ROOTS = ("app", "tmp", "tests", "logs", "root")  # the sandbox workspace directories
-WRITABLE_TEXT = "only /app, /tmp, /tests, /logs, /root are writable in a bwrap sandbox"
+WRITABLE_ROOTS = ("app", "tmp", "tests", "logs", "root", "solution")  # the sandbox workspace directories
+WRITABLE_TEXT = "only /app, /tmp, /tests, /logs, /root, /solution are writable in a bwrap sandbox"
 DEFAULT_SHELL = ("/bin/sh", "-c")  # Docker's default SHELL
 _DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

@@ -63,7 +63,7 @@ from posttrain.sandbox.interface import (
 )
 from posttrain.sandbox.process_runner import BoundedCapture
 
-WORKSPACE_DIRS = ("app", "tmp", "tests", "logs")
+WORKSPACE_DIRS = ("app", "tmp", "tests", "logs", "solution")
 TIMEOUT_EXIT_CODE = 124  # what an exec that ran past its timeout reports, as timeout(1) does
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _DRAIN_S = 1.0  # how long output is still read after the command's group was killed

@@ -23,13 +23,13 @@ from pathlib import Path
 
 from posttrain.sandbox.interface import SandboxError
 
-WORKSPACE_DIRS = ("app", "tmp", "tests", "logs", "root")
+WORKSPACE_DIRS = ("app", "tmp", "tests", "logs", "root", "solution")
 
 
 def skeleton_layer(base: Path) -> Path:
     """An empty layer with the workspace directories: the bottom of every stack."""
-    skeleton = base / "skeleton"
-    if not (skeleton / "root").is_dir():
+    skeleton = base / ("skeleton-" + "-".join(WORKSPACE_DIRS))  # a new name when the set changes
+    if not all((skeleton / name).is_dir() for name in WORKSPACE_DIRS):
         tmp = base / f".skeleton-{uuid.uuid4().hex}"
         for name in WORKSPACE_DIRS:
             (tmp / name).mkdir(parents=True)

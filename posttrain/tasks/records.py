@@ -29,6 +29,7 @@ class Environment(BaseModel):
     workdir: str = "/app"
     env: dict[str, str] = Field(default_factory=dict)
     allow_network: bool = False
+    dockerfile_dir: str | None = None  # a Harbor task's environment/: built from its Dockerfile instead
 
 
 class Reward(BaseModel):

@@ -131,3 +131,18 @@ class JsonlSource:
 def _jsonable(value: Any) -> Any:
     """reasoning-gym metadata can hold tuples, sets and other objects; keep what JSON keeps."""
     return json.loads(json.dumps(value, default=str))
+
+
+class HarborSource:
+    """Terminal tasks from Harbor task directories: a suite directory or one task."""
+
+    def __init__(self, domain: str, root: Path, tags: list[str] | None = None, names: list[str] | None = None) -> None:
+        from posttrain.tasks.harbor import load_harbor_suite
+
+        self.tasks = load_harbor_suite(root, domain=domain, tags=tags or None, names=names or None)
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def get(self, index: int) -> Task:
+        return self.tasks[index]

@@ -21,12 +21,19 @@ from posttrain.train.microbatch import token_budget_microbatches
 
 @dataclass
 class TrainSample:
-    """One completion to learn from: prompt + completion token ids as the engine produced them."""
+    """One completion to learn from: prompt + completion token ids as the engine produced them.
+    `completion_mask` (multi-turn episodes) is 1 on the model's own tokens and 0 on the tool
+    observations between them: those are context, never trained on; None means all 1."""
 
     prompt_ids: list[int]
     completion_ids: list[int]
     engine_logprobs: list[float]
     advantage: float
+    completion_mask: list[int] | None = None
+
+    @property
+    def trained_tokens(self) -> int:
+        return sum(self.completion_mask) if self.completion_mask is not None else len(self.completion_ids)
 
     @property
     def length(self) -> int:
@@ -76,7 +83,7 @@ class PolicyTrainer:
         """One optimizer step (or `updates_per_batch` PPO epochs) over all samples."""
         started = time.perf_counter()
         microbatches = token_budget_microbatches([s.length for s in samples], self.optim_cfg.micro_batch_tokens)
-        n_tokens = sum(len(s.completion_ids) for s in samples)
+        n_tokens = sum(s.trained_tokens for s in samples)
         normalizer = float(n_tokens if self.algo.aggregation == "token_mean" else len(samples))
         if self.algo.loss == "gspo":  # GSPO averages per sequence by definition
             normalizer = float(len(samples))
@@ -111,9 +118,11 @@ class PolicyTrainer:
         loss_mask = torch.zeros((len(indices), ids.shape[1] - 1))
         engine = torch.zeros_like(loss_mask)
         for row, i in enumerate(indices):
-            start, n = len(samples[i].prompt_ids) - 1, len(samples[i].completion_ids)
-            loss_mask[row, start : start + n] = 1
-            engine[row, start : start + n] = torch.tensor(samples[i].engine_logprobs)
+            sample = samples[i]
+            start, n = len(sample.prompt_ids) - 1, len(sample.completion_ids)
+            own = torch.tensor(sample.completion_mask, dtype=loss_mask.dtype) if sample.completion_mask is not None else 1
+            loss_mask[row, start : start + n] = own
+            engine[row, start : start + n] = torch.tensor(sample.engine_logprobs) * own
         return ids, mask, loss_mask, engine
 
     def _logprobs(self, samples, indices, model) -> list[torch.Tensor]:

@@ -1,0 +1,149 @@
+"""`posttrain agent ...`: run agents on terminal tasks (Harbor format) in sandboxes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from posttrain.console import console, emit_json, fail
+from posttrain.errors import PosttrainError
+
+app = typer.Typer(help="Agents on terminal tasks (Harbor format) in sandboxes.", no_args_is_help=True,
+                  add_completion=False, pretty_exceptions_enable=False)
+
+POLICIES = ("oracle", "nop", "model")
+
+
+@app.callback()
+def _agent() -> None:
+    """Agents on terminal tasks (Harbor format) in sandboxes."""
+
+
+def _split(text: str | None) -> list[str] | None:
+    return [t.strip() for t in text.split(",") if t.strip()] if text else None
+
+
+def _load(tasks: Path, names: str | None, tags: str | None):
+    from posttrain.tasks.harbor import load_harbor_suite
+
+    return load_harbor_suite(tasks, names=_split(names), tags=_split(tags))
+
+
+def _progress(total: int, label: str):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=console, transient=False)
+    handle = progress.add_task(label, total=total)
+    passed = [0]
+
+    def ended(trajectory) -> None:
+        passed[0] += bool(trajectory.reward and trajectory.reward.passed)
+        progress.update(handle, advance=1, description=f"{label} (passed {passed[0]})")
+        if not console.is_terminal:
+            console.print(f"{trajectory.task_id}: reward {trajectory.reward.value if trajectory.reward else None} "
+                          f"{trajectory.failure_mode or ''}", highlight=False)
+
+    return progress, ended
+
+
+@app.command("run")
+def run_command(
+    tasks: Path = typer.Argument(..., help="A Harbor task directory, or a directory of them (e.g. tasks/terminal)."),
+    policy: str = typer.Option("oracle", "--policy", help="oracle (runs solution/solve.sh), nop (does nothing), "
+                               "or model (an LLM through an inference engine)."),
+    names: Optional[str] = typer.Option(None, "--names", help="Only these tasks (comma-separated names)."),
+    tags: Optional[str] = typer.Option(None, "--tags", help="Only tasks with all these tags (comma-separated)."),
+    attempts: int = typer.Option(1, "--attempts", min=1, help="Episodes per task."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write trajectories.jsonl and summary.json here."),
+    model: str = typer.Option("smollm2-135m", "--model", help="--policy model: model spec or HF directory."),
+    engine: str = typer.Option("builtin", "--engine", help="--policy model: builtin or hf."),
+    temperature: float = typer.Option(0.7, "--temperature", min=0.0, help="--policy model: sampling temperature."),
+    max_steps: int = typer.Option(30, "--max-steps", min=1, help="Turns per episode."),
+    reply_tokens: int = typer.Option(256, "--reply-tokens", min=8, help="New tokens per turn."),
+    seed: int = typer.Option(0, "--seed", help="Sampling seed."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="Sandbox backend: bwrap (default), local, docker."),
+) -> None:
+    """Run a policy on terminal tasks and verify each episode with the task's tests.
+
+    Prints a JSON summary (pass rate, failure modes, turns, tokens, prefix-cache hit
+    rate); with --out, every episode's full trajectory (tokens, tool calls,
+    observations, timings, error codes, snapshots) is appended to
+    OUT/trajectories.jsonl as it finishes.
+    """
+    from posttrain.agent.loop import AgentConfig
+    from posttrain.agent.run import run_suite
+
+    if policy not in POLICIES:
+        fail(f"--policy {policy!r}: choose one of {', '.join(POLICIES)}")
+    try:
+        task_list = _load(tasks, names, tags) * attempts
+        agent_policy, tokenizer = _build_policy(policy, model, engine, temperature, reply_tokens, seed)
+        config = AgentConfig(max_steps=max_steps, reply_tokens=reply_tokens)
+        progress, ended = _progress(len(task_list), f"{policy} on {len(task_list)} episodes")
+        with progress:
+            summary = run_suite(task_list, agent_policy, tokenizer, config, out=out, backend=backend,
+                                on_episode_end=ended)
+    except PosttrainError as exc:
+        fail(str(exc))
+    emit_json(summary, out / "summary.json" if out else None)
+
+
+@app.command("check")
+def check_command(
+    tasks: Path = typer.Argument(..., help="A Harbor task directory, or a directory of them."),
+    names: Optional[str] = typer.Option(None, "--names", help="Only these tasks (comma-separated names)."),
+    tags: Optional[str] = typer.Option(None, "--tags", help="Only tasks with all these tags (comma-separated)."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="Sandbox backend: bwrap (default), local, docker."),
+) -> None:
+    """Check that tasks are solvable and not trivially passed: the oracle (solution/solve.sh)
+    must pass every task and the do-nothing policy must pass none. Exits 1 when a task fails
+    either check, listing it."""
+    from posttrain.agent.policies import NopPolicy, OraclePolicy
+    from posttrain.agent.run import run_suite
+    from posttrain.train.model_loading import load_tokenizer
+
+    try:
+        task_list = _load(tasks, names, tags)
+        tokenizer = load_tokenizer("smollm2-135m")
+        results = {}
+        for policy in (OraclePolicy(), NopPolicy()):
+            progress, ended = _progress(len(task_list), policy.name)
+            with progress:
+                results[policy.name] = run_suite(task_list, policy, tokenizer, backend=backend, on_episode_end=ended)
+    except PosttrainError as exc:
+        fail(str(exc))
+    oracle_failed = sorted(k for k, v in results["oracle"]["tasks"].items() if not v["passed"])
+    nop_passed = sorted(k for k, v in results["nop"]["tasks"].items() if v["passed"])
+    report = {"tasks": len(task_list), "oracle_passed": results["oracle"]["passed"],
+              "nop_passed": results["nop"]["passed"], "oracle_failed": oracle_failed, "nop_passed_tasks": nop_passed}
+    emit_json(report, None)
+    if oracle_failed or nop_passed:
+        raise typer.Exit(code=1)
+
+
+def _build_policy(policy: str, model: str, engine: str, temperature: float, reply_tokens: int, seed: int):
+    from posttrain.agent.policies import ModelPolicy, NopPolicy, OraclePolicy
+    from posttrain.train.model_loading import load_tokenizer
+
+    if policy == "oracle":
+        return OraclePolicy(), load_tokenizer("smollm2-135m")
+    if policy == "nop":
+        return NopPolicy(), load_tokenizer("smollm2-135m")
+    from posttrain.engine.builtin.engine import BuiltinEngine
+    from posttrain.engine.hf_engine import HFEngine
+    from posttrain.engine.interface import SamplingParams
+    from posttrain.train.model_loading import load_model
+
+    tokenizer = load_tokenizer(model)
+    weights = load_model(model)
+    if engine == "builtin":
+        inference = BuiltinEngine(weights, tokenizer)
+    elif engine == "hf":
+        inference = HFEngine(weights, tokenizer)
+    else:
+        raise PosttrainError(f"--engine {engine!r}: choose builtin or hf")
+    params = SamplingParams(temperature=temperature, max_tokens=reply_tokens)
+    return ModelPolicy(inference, tokenizer, params, seed=seed), tokenizer

@@ -1,0 +1,119 @@
+"""Who decides the agent's next move.
+
+A policy turns the context's prompt into a reply. Replies are batched: `act` takes every live
+episode's prompt at once, so a model policy sends them to the engine in one call and
+continuous batching and the prefix cache work across episodes.
+
+    ModelPolicy     any InferenceEngine backend; tool calls parsed from the model's text
+    OraclePolicy    uploads the task's solution/ and runs solution/solve.sh, then finishes
+    NopPolicy       finishes at once without touching anything
+    ScriptedPolicy  replays given replies (raw text, so tests can send malformed calls)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from posttrain.agent.tool_calls import format_call
+from posttrain.engine.interface import GenerationRequest, SamplingParams
+
+
+@dataclass
+class Reply:
+    text: str
+    token_ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    token_versions: list[int] = field(default_factory=list)
+    cached_prompt_tokens: int = 0
+
+
+@dataclass
+class EpisodeView:
+    """What a policy may look at: the task, its prompt tokens and turn number."""
+
+    task: object
+    prompt_ids: list[int]
+    turn: int
+    sandbox: object = None
+    workdir: str = "/app"
+
+
+class Policy:
+    name = "policy"
+    uses_model = False  # True: replies are model tokens, to be trained on
+
+    def begin(self, view: EpisodeView) -> None:
+        """Called once per episode, before the first turn (the sandbox is ready)."""
+
+    def act(self, views: list[EpisodeView]) -> list[Reply]:
+        raise NotImplementedError
+
+
+class ModelPolicy(Policy):
+    name = "model"
+    uses_model = True
+
+    def __init__(self, engine, tokenizer, params: SamplingParams, seed: int | None = None) -> None:
+        self.engine = engine
+        self.tokenizer = tokenizer
+        self.params = params
+        self.seed = seed
+        self._calls = 0
+
+    def act(self, views: list[EpisodeView]) -> list[Reply]:
+        requests = []
+        for index, view in enumerate(views):
+            params = self.params
+            if self.seed is not None:
+                params = replace(params, seed=self.seed * 1_000_003 + self._calls * 1009 + index, n=1)
+            requests.append(GenerationRequest(f"agent-{self._calls}-{index}", view.prompt_ids, params))
+        self._calls += 1
+        completions = self.engine.generate(requests)
+        return [Reply(c.text, list(c.token_ids), list(c.logprobs), list(c.token_versions),
+                      c.cached_prompt_tokens or 0) for c in completions]
+
+
+class OraclePolicy(Policy):
+    """Runs the reference solution, the way Harbor's oracle agent does."""
+
+    name = "oracle"
+
+    def act(self, views: list[EpisodeView]) -> list[Reply]:
+        replies = []
+        for view in views:
+            if view.turn == 0:
+                solution = getattr(view.task, "solution", None)
+                if not solution:
+                    replies.append(Reply(format_call("finish", {"summary": "this task has no solution/"})))
+                    continue
+                view.sandbox.upload(Path(solution), "/solution")
+                env = view.task.metadata.get("solution_env") or {}
+                exports = "".join(f"export {k}={json.dumps(v)}; " for k, v in env.items())
+                timeout = float(view.task.limits.agent_timeout_s)
+                replies.append(Reply(format_call("bash", {"command": f"{exports}bash /solution/solve.sh",
+                                                          "timeout_s": min(timeout, 600.0)})))
+            else:
+                replies.append(Reply(format_call("finish", {"summary": "ran solution/solve.sh"})))
+        return replies
+
+
+class NopPolicy(Policy):
+    name = "nop"
+
+    def act(self, views: list[EpisodeView]) -> list[Reply]:
+        return [Reply(format_call("finish", {"summary": "did nothing"})) for _ in views]
+
+
+class ScriptedPolicy(Policy):
+    """Replies from a list, one per turn (the same script for every episode); then finishes."""
+
+    name = "scripted"
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = list(replies)
+
+    def act(self, views: list[EpisodeView]) -> list[Reply]:
+        return [Reply(self.replies[v.turn] if v.turn < len(self.replies) else format_call("finish", {}))
+                for v in views]
