@@ -38,7 +38,7 @@ from posttrain.sandbox.interface import (
 )
 from posttrain.sandbox.overlay import WORKSPACE_DIRS, OverlayWorkspace, skeleton_layer
 from posttrain.sandbox.process_runner import RawResult, run_bounded
-from posttrain.sandbox.system_view import minimal_etc, system_binds
+from posttrain.sandbox.system_view import minimal_etc, system_binds, system_lowers
 
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _FILE_OP_LIMIT = 1 << 30  # bytes a read_file/download may move through the sandbox boundary
@@ -84,13 +84,14 @@ class BwrapSandbox(AsyncSandboxMixin):
             if not layer.is_dir():
                 raise SandboxError(f"sandbox layer {layer} is not a directory")
         self._etc = minimal_etc(base) if self.spec.rootfs is None else None
+        system = system_lowers(base) if self.spec.system_writable and self.spec.rootfs is None else None
         limits = self.spec.limits
         self._closed = False
         self._lock = threading.Lock()
         self.cgroup = SandboxCgroup.create(f"sbx-{self.id}", limits.memory_mb, limits.pids, limits.cpus)
         try:
             self.workspace = OverlayWorkspace(base / "sandboxes" / self.id, self.spec.layers,
-                                              skeleton_layer(base), limits.disk_mb)
+                                              skeleton_layer(base), limits.disk_mb, system)
         except Exception as exc:
             self.cgroup.remove()
             raise SandboxError(f"sandbox {self.id}: cannot create its workspace: {exc}") from exc
@@ -178,31 +179,36 @@ class BwrapSandbox(AsyncSandboxMixin):
 
     def _launcher(self, argv: list[str], workdir: str) -> list[str]:
         limits = self.spec.limits
+        mounts = self.workspace.mounts()
         merged = self.workspace.merged
         bwrap = [
             self._bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
             "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
             "--hostname", "sandbox",
             *([] if self.spec.allow_network else ["--unshare-net"]),
-            *system_binds(self.spec.rootfs),
-            *(["--ro-bind", str(self._etc), "/etc"] if self._etc else []),
+            *system_binds(self.spec.rootfs, writable={name: self.workspace.system_target(name)
+                                                      for name in self.workspace.system_lowers}),
+            *(["--ro-bind", str(self._etc), "/etc"] if self._etc and "etc" not in self.workspace.system_lowers else []),
             "--proc", "/proc", "--dev", "/dev",
         ]
         for name in WORKSPACE_DIRS:
-            bwrap += ["--bind", str(merged / name), f"/{name}"]
+            if self.spec.rootfs is None or (self.spec.rootfs / name).is_dir():  # a read-only rootfs has no mkdir
+                bwrap += ["--bind", str(merged / name), f"/{name}"]
         bwrap += ["--chdir", workdir, "--", *argv]
         procs = [str(f) for f in self.cgroup.procs_files]
+        pairs = [str(part) for options, target in mounts for part in (options, target)]
         launcher = launcher_path()
         if launcher:
-            return [launcher, str(limits.open_files), *procs, "--", self.workspace.mount_options(), str(merged), *bwrap]
+            return [launcher, str(limits.open_files), *procs, "--", str(len(mounts)), *pairs, *bwrap]
         # The same steps as launcher.c, as a shell pipeline (no C compiler on this host).
         join = "; ".join(f"echo $$ > {shlex.quote(p)}" for p in procs)
         outer = f"{join} && ulimit -n {limits.open_files} && ulimit -c 0; exec \"$@\""
-        inner = 'mount -t overlay overlay -o "$1" "$2" && shift 2 && exec "$@"'
+        inner = ('n=$1; shift; while [ "$n" -gt 0 ]; do mount -t overlay overlay -o "$1" "$2" || exit 125; '
+                 'shift 2; n=$((n - 1)); done; exec "$@"')
         return [
             "sh", "-c", outer, "sh",
             "unshare", "--mount", "--propagation", "private", "--",
-            "sh", "-c", inner, "sh", self.workspace.mount_options(), str(merged),
+            "sh", "-c", inner, "sh", str(len(mounts)), *pairs,
             *bwrap,
         ]
 

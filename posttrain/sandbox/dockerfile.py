@@ -40,8 +40,10 @@ from pathlib import Path
 
 from posttrain.sandbox.interface import SandboxError
 
-WRITABLE_ROOTS = ("app", "tmp", "tests", "logs", "root", "solution")  # the sandbox workspace directories
-WRITABLE_TEXT = "only /app, /tmp, /tests, /logs, /root, /solution are writable in a bwrap sandbox"
+# the sandbox workspace directories, and the system directories a build writes through overlays
+WRITABLE_ROOTS = ("app", "tmp", "tests", "logs", "root", "solution", "usr", "etc", "var", "opt")
+WRITABLE_TEXT = ("only /app, /tmp, /tests, /logs, /root, /solution and (over the host's) /usr, /etc, /var, /opt "
+                 "are writable in a bwrap sandbox")
 DEFAULT_SHELL = ("/bin/sh", "-c")  # Docker's default SHELL
 _DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -156,8 +158,8 @@ def stand_in(image: str, host: HostInfo | None = None) -> StandIn:
                 version.group(1) if version else "")
             if wanted and not (host.python == wanted or host.python.startswith(wanted + ".")):
                 notes.append(f"FROM {image}: python3 is the host's {host.python or 'none'}, not {wanted}")
-            notes.append(f"FROM {image}: python packages come from the host; `pip install` into /usr "
-                         "fails (read-only) — install into a venv under /app or with --target")
+            notes.append(f"FROM {image}: `pip install` goes into the host's python3 through an overlay "
+                         "(its own packages are the host's)")
         elif name == "ubuntu":
             notes.append(f"FROM {image}: {host_text} stands in; Ubuntu package names and versions can differ")
         else:

@@ -48,10 +48,11 @@ from posttrain.sandbox.dockerfile import (
     Instruction,
     parse_dockerfile,
 )
+from posttrain.sandbox.overlay import SYSTEM_DIRS
 from posttrain.sandbox.interface import ExecResult, SandboxError, SandboxLimits, SandboxSpec
 from posttrain.tasks.records import Environment
 
-BUILDER_VERSION = "posttrain-environment-builder/1"  # part of every key: bump to invalidate caches
+BUILDER_VERSION = "posttrain-environment-builder/2"  # part of every key: bump to invalidate caches
 DEFAULT_BUILD_TIMEOUT_S = 900.0
 _STDERR_TAIL_LINES = 20
 _MAX_LOWERDIR_CHARS = 3000  # the overlay mount options must fit in a page (4096 bytes) in all
@@ -75,6 +76,12 @@ class BuiltEnvironment:
     steps_run: int = 0  # steps built now (RUN steps executed, file layers written)
     log: list[str] = field(default_factory=list)  # one line per step: "hit|built <key> <where> <instruction>"
 
+    @property
+    def system_writable(self) -> bool:
+        """Some layer changed a system directory (apt/pip installs, COPY into /usr/local):
+        its sandboxes mount those directories as overlays too."""
+        return any((layer / name).exists() for layer in self.layers for name in SYSTEM_DIRS)
+
     def spec(self, limits: SandboxLimits | None = None, allow_network: bool | None = None) -> SandboxSpec:
         return SandboxSpec(
             layers=list(self.layers),
@@ -82,6 +89,7 @@ class BuiltEnvironment:
             env=dict(self.env),
             limits=limits or SandboxLimits(),
             allow_network=self.allow_network if allow_network is None else allow_network,
+            system_writable=self.system_writable,
         )
 
 
@@ -473,6 +481,11 @@ class _View:
         if rel in self.planned:
             return self.planned[rel]
         info = self.lookup(rel)
+        if info is None and rel.split("/")[0] in SYSTEM_DIRS:
+            try:  # the system directories' lowest layer is the host's
+                info = os.lstat(Path("/") / rel)
+            except OSError:
+                info = None
         if info is not None:
             return "dir" if stat.S_ISDIR(info.st_mode) else "file"
         return "dir" if rel in WRITABLE_ROOTS else None
@@ -667,8 +680,9 @@ class _Builder:
     def _run(self, step: _Step, lower: list[Path], dest: Path) -> None:
         from posttrain.sandbox.bwrap_backend import BwrapSandbox  # needs bwrap and root only to build
 
-        spec = SandboxSpec(layers=lower, workdir=step.workdir, env=step.env, limits=self.limits,
-                           allow_network=step.network)
+        env = {"PIP_BREAK_SYSTEM_PACKAGES": "1", **step.env}  # pip into the host's Python, as into an image's
+        spec = SandboxSpec(layers=lower, workdir=step.workdir, env=env, limits=self.limits,
+                           allow_network=step.network, system_writable=True)
         sandbox = BwrapSandbox(spec, base_dir=self.sandbox_dir)
         try:
             argv = step.command if isinstance(step.command, list) else [*step.shell, step.command]
@@ -694,7 +708,7 @@ def _failure(step: _Step, result: ExecResult, timeout_s: float) -> str:
     if tail:
         message += "\n" + "\n".join(f"  | {line}" for line in tail)
     if "Read-only file system" in output:
-        message += f"\n  ({WRITABLE_TEXT}; the host's system directories are read-only)"
+        message += f"\n  ({WRITABLE_TEXT})"
     return message
 
 

@@ -59,6 +59,7 @@ class SandboxSpec:
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     allow_network: bool = False
     rootfs: Path | None = None  # a root filesystem directory instead of the host's system dirs
+    system_writable: bool = False  # /usr, /etc, /var, /opt writable (overlays over the host's): apt/pip installs
 
 
 def command_argv(cmd: str | list[str], shell: str = "bash") -> list[str]:

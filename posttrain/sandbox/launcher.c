@@ -1,8 +1,9 @@
 /* posttrain sandbox launcher: the steps between "run this in sandbox X" and bubblewrap, in one
  * process instead of a shell pipeline (sh, unshare, sh, mount): join the sandbox's cgroups,
- * set rlimits, enter a private mount namespace, mount the overlay workspace, exec bwrap.
+ * set rlimits, enter a private mount namespace, mount the overlays (the workspace and, in
+ * system mode, one per system directory), exec bwrap.
  *
- * usage: launcher NOFILE CGROUP_PROCS_FILE... -- OVERLAY_OPTIONS MERGED_DIR BWRAP ARG...
+ * usage: launcher NOFILE CGROUP_PROCS_FILE... -- N (OVERLAY_OPTIONS MOUNT_POINT){N} BWRAP ARG...
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,8 +22,9 @@ static void die(const char *what) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 6) {
-        fprintf(stderr, "usage: %s NOFILE CGROUP_PROCS... -- OVERLAY_OPTIONS MERGED BWRAP ARGS...\n", argv[0]);
+    if (argc < 7) {
+        fprintf(stderr, "usage: %s NOFILE CGROUP_PROCS... -- N (OVERLAY_OPTIONS MOUNT_POINT)... BWRAP ARGS...\n",
+                argv[0]);
         return 125;
     }
     char pid[32];
@@ -33,8 +35,10 @@ int main(int argc, char **argv) {
         if (fd < 0 || write(fd, pid, pid_len) != pid_len) die(argv[i]);
         close(fd);
     }
-    if (i + 3 >= argc) {
-        fprintf(stderr, "posttrain sandbox launcher: missing overlay options, mount point or command\n");
+    int mounts = i + 1 < argc ? atoi(argv[i + 1]) : 0;
+    int command = i + 2 + 2 * mounts;
+    if (mounts < 1 || command >= argc) {
+        fprintf(stderr, "posttrain sandbox launcher: missing overlay options, mount points or command\n");
         return 125;
     }
     struct rlimit nofile = {atol(argv[1]), atol(argv[1])}, core = {0, 0};
@@ -42,8 +46,11 @@ int main(int argc, char **argv) {
     if (setrlimit(RLIMIT_CORE, &core) != 0) die("setrlimit CORE");
     if (unshare(CLONE_NEWNS) != 0) die("unshare mount namespace");
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) die("make mounts private");
-    if (mount("overlay", argv[i + 2], "overlay", 0, argv[i + 1]) != 0) die("mount overlay");
-    execv(argv[i + 3], argv + i + 3);
-    die(argv[i + 3]);
+    for (int m = 0; m < mounts; m++) {
+        const char *options = argv[i + 2 + 2 * m], *target = argv[i + 3 + 2 * m];
+        if (mount("overlay", target, "overlay", 0, options) != 0) die(target);
+    }
+    execv(argv[command], argv + command);
+    die(argv[command]);
     return 125;
 }

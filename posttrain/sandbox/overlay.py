@@ -10,6 +10,12 @@ private mount namespace, so a crashed host process leaves no overlay mount behin
 
 A sandbox's writable state lives on its own tmpfs when it has a disk quota (the tmpfs size is
 the quota), else on the host filesystem.
+
+With `system=True` the system directories (/usr, /etc, /var, /opt) are writable too, each its
+own overlay over the host's directory (so `apt-get install` and `pip install` work in a
+Dockerfile RUN step): lowers are the layers' usr/, etc/... above the host's, uppers are
+sys-upper-N/usr and so on. A snapshot moves those uppers into the frozen layer, which is then
+shaped like a root filesystem (app/, tmp/, usr/, var/ ...), and every later stack reads it.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from pathlib import Path
 from posttrain.sandbox.interface import SandboxError
 
 WORKSPACE_DIRS = ("app", "tmp", "tests", "logs", "root", "solution")
+SYSTEM_DIRS = ("usr", "etc", "var", "opt")  # writable in system mode, each over the host's
 
 
 def skeleton_layer(base: Path) -> Path:
@@ -42,8 +49,11 @@ def skeleton_layer(base: Path) -> Path:
 
 
 class OverlayWorkspace:
-    def __init__(self, state_dir: Path, shared_layers: list[Path], skeleton: Path, disk_mb: int | None) -> None:
+    def __init__(self, state_dir: Path, shared_layers: list[Path], skeleton: Path, disk_mb: int | None,
+                 system_lowers: dict[str, Path] | None = None) -> None:
+        """system_lowers: system dir name -> the host directory under it (system mode), or None."""
         self.state_dir = state_dir
+        self.system_lowers = dict(system_lowers or {})
         self.rw = state_dir / "rw"
         self.merged = state_dir / "merged"
         self.rw.mkdir(parents=True)
@@ -66,11 +76,32 @@ class OverlayWorkspace:
         self.work = self.rw / f"work-{self._generation}"
         self.upper.mkdir()
         self.work.mkdir()
+        self.sys_upper = self.rw / f"sys-upper-{self._generation}"
+        self.sys_work = self.rw / f"sys-work-{self._generation}"
+        for name in self.system_lowers:
+            (self.sys_upper / name).mkdir(parents=True)
+            (self.sys_work / name).mkdir(parents=True)
 
-    def mount_options(self) -> str:
+    def system_target(self, name: str) -> Path:
+        return self.state_dir / "sys" / name
+
+    def mounts(self) -> list[tuple[str, Path]]:
+        """(overlay options, mount point) for each overlay an exec mounts: the workspace, then
+        one per system directory in system mode."""
         lowers = [*self.base_layers, *(layer for _, layer in self.snapshots)]
         lowerdir = ":".join(str(p) for p in reversed(lowers))  # overlayfs: leftmost is the top
-        return f"lowerdir={lowerdir},upperdir={self.upper},workdir={self.work}"
+        mounts = [(f"lowerdir={lowerdir},upperdir={self.upper},workdir={self.work}", self.merged)]
+        for name, host in self.system_lowers.items():
+            layered = [layer / name for layer in lowers if (layer / name).is_dir()]
+            lowerdir = ":".join(str(p) for p in [*reversed(layered), host])
+            target = self.system_target(name)
+            target.mkdir(parents=True, exist_ok=True)
+            mounts.append((f"lowerdir={lowerdir},upperdir={self.sys_upper / name},workdir={self.sys_work / name}",
+                           target))
+        return mounts
+
+    def mount_options(self) -> str:
+        return self.mounts()[0][0]
 
     def snapshot(self) -> str:
         with self._lock:
@@ -78,6 +109,12 @@ class OverlayWorkspace:
             frozen = self.rw / f"layer-{snapshot_id}"
             os.rename(self.upper, frozen)
             self._discard(self.work)
+            if self.system_lowers:
+                for name in self.system_lowers:
+                    if any((self.sys_upper / name).iterdir()):
+                        os.rename(self.sys_upper / name, frozen / name)
+                self._discard(self.sys_upper)
+                self._discard(self.sys_work)
             self.snapshots.append((snapshot_id, frozen))
             self._new_upper()
             return snapshot_id
@@ -93,6 +130,9 @@ class OverlayWorkspace:
             self.snapshots = self.snapshots[:keep]
             self._discard(self.upper)
             self._discard(self.work)
+            if self.system_lowers:
+                self._discard(self.sys_upper)
+                self._discard(self.sys_work)
             self._new_upper()
 
     def _discard(self, path: Path) -> None:

@@ -154,7 +154,7 @@ def test_ignored_instructions_are_noted(tmp_path):
     ("FROM debian\n\nRUN --mount=type=cache,target=/root/.cache pip install x\n", 3, ["--mount", "not supported"]),
     ("FROM debian\nADD https://example.com/f.tgz /app/\n", 2,
      ["ADD https://example.com/f.tgz: needs the network at build time; download it in a RUN step"]),
-    ("FROM debian\nCOPY tool /usr/local/bin/\n", 2, ["/usr/local/bin", "only /app, /tmp, /tests, /logs, /root"]),
+    ("FROM debian\nCOPY tool /srv/bin/\n", 2, ["/srv/bin", "only /app, /tmp, /tests, /logs, /root, /solution"]),
     ("FROM debian\nWORKDIR /srv/app\n", 2, ["WORKDIR /srv/app", "only /app"]),
     ("FROM debian\nFROBNICATE x\n", 2, ["unknown instruction FROBNICATE"]),
     ("FROM debian\nENV A=1 B\n", 2, ["ENV 'B'"]),

@@ -158,8 +158,12 @@ def test_environment_record(build, open_sandbox):
 
     with pytest.raises(SandboxError, match=r"environment setup\[1\]: setup command failed with exit code 1"):
         build(Environment(setup=["false"]))
-    with pytest.raises(SandboxError, match="only /app, /tmp, /tests, /logs, /root are writable"):
-        build(Environment(files={"/usr/local/bin/tool": "x"}))
+    with pytest.raises(SandboxError, match="only /app, /tmp, /tests, /logs, /root, /solution and"):
+        build(Environment(files={"/srv/tool": "x"}))
+    # system directories are writable through overlays over the host's: a file in /usr/local/bin
+    tool = build(Environment(files={"/usr/local/bin/tool": "#!/bin/sh\necho tool ran\n"}))
+    assert tool.system_writable and not built.system_writable
+    assert open_sandbox(tool).exec("tool; ls /usr/bin/python3").stdout.split() == ["tool", "ran", "/usr/bin/python3"]
 
 
 @needs_bwrap
