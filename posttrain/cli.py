@@ -72,6 +72,9 @@ def _register_subcommands() -> None:
     from posttrain.agent.cli import app as agent_app
 
     app.add_typer(agent_app, name="agent")
+    from posttrain.evaluate.cli import app as eval_app
+
+    app.add_typer(eval_app, name="eval")
 
 
 _register_subcommands()

@@ -85,6 +85,7 @@ class _Episode:
     done: bool = False
     max_steps: int = 30
     wall_time_s: float = 600.0
+    seed: int | None = None
 
 
 def system_prompt() -> str:
@@ -102,14 +103,20 @@ def _signature(schema: dict) -> str:
 
 
 def run_episodes(tasks: list[Task], policy: Policy, tokenizer, config: AgentConfig | None = None,
-                 backend: str | None = None, on_episode_end=None) -> list[Trajectory]:
+                 backend: str | None = None, on_episode_end=None, seeds: list[int] | None = None,
+                 max_live: int | None = None) -> list[Trajectory]:
     """Run one episode per task (the same task may appear several times: a GRPO group) and
-    verify each. Never raises for a task's failure: it is in the trajectory."""
+    verify each; returns the trajectories in task order. Never raises for a task's failure: it
+    is in the trajectory. At most `max_live` episodes (and so sandboxes) are open at once; a new
+    one starts as soon as one ends. `seeds`, one per episode, make a model policy's sampling
+    depend on the episode alone."""
     config = config or AgentConfig()
     chat = ChatTokens(tokenizer)
     system = system_prompt()
-    episodes = [_start(task, policy, chat, system, config, backend) for task in tasks]
-    finalized: set[int] = set()
+    cap = max_live or len(tasks) or 1
+    pending = list(range(len(tasks)))
+    episodes: list[_Episode | None] = [None] * len(tasks)
+    live: list[_Episode] = []
 
     def finalize(episode: _Episode) -> None:
         _finish(episode)  # verify now: a finished episode does not wait for the slowest one
@@ -117,13 +124,16 @@ def run_episodes(tasks: list[Task], policy: Policy, tokenizer, config: AgentConf
             on_episode_end(episode.trajectory)
 
     with ThreadPoolExecutor(max_workers=config.parallel_tools) as pool:
-        while True:
-            ended = [e for e in episodes if e.done and id(e) not in finalized]
-            finalized.update(id(e) for e in ended)
-            list(pool.map(finalize, ended))
-            live = [e for e in episodes if not e.done]
-            if not live:
-                break
+        while pending or live:
+            while pending and len(live) < cap:
+                index = pending.pop(0)
+                episode = _start(tasks[index], policy, chat, system, config, backend)
+                episode.seed = seeds[index] if seeds else None
+                episode.trajectory.metadata["index"] = index  # its place in `tasks`, for callbacks
+                episodes[index] = episode
+                live.append(episode)
+            list(pool.map(finalize, [e for e in live if e.done]))
+            live = [e for e in live if not e.done]
             views = []
             for episode in live:
                 try:
@@ -132,7 +142,7 @@ def run_episodes(tasks: list[Task], policy: Policy, tokenizer, config: AgentConf
                     _end(episode, "error", "context_overflow", str(exc))
                     continue
                 views.append((episode, EpisodeView(episode.task, prompt, episode.turn, episode.sandbox,
-                                                   episode.workdir)))
+                                                   episode.workdir, episode.seed)))
             if not views:
                 continue
             started = time.perf_counter()
@@ -163,6 +173,8 @@ def _start(task: Task, policy: Policy, chat: ChatTokens, system: str, config: Ag
         policy.begin(EpisodeView(task, [], 0, episode.sandbox, episode.workdir))
     except (SandboxError, OSError) as exc:
         _end(episode, "error", "environment_error", str(exc))
+    episode.trajectory.setup_s = time.perf_counter() - episode.started
+    episode.started = time.perf_counter()  # the agent's wall-time budget starts now
     return episode
 
 
@@ -314,7 +326,9 @@ def _finish(episode: _Episode) -> None:
             started = time.perf_counter()
             trajectory.reward = run_verifier(episode.task, episode.sandbox, episode.workdir)
             trajectory.verifier_s = time.perf_counter() - started
-            if trajectory.reward.details.get("error") and trajectory.reward.details.get("reward_file") is None:
+            if trajectory.reward.details.get("timed_out"):
+                trajectory.failure_mode = trajectory.failure_mode or "verifier_timeout"
+            elif trajectory.reward.details.get("error") and trajectory.reward.details.get("reward_file") is None:
                 trajectory.failure_mode = trajectory.failure_mode or "verifier_error"
         if not trajectory.reward.passed and trajectory.failure_mode is None:
             trajectory.failure_mode = "wrong_answer" if trajectory.stop_reason == "finish" else "gave_up"

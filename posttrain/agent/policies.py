@@ -38,6 +38,7 @@ class EpisodeView:
     turn: int
     sandbox: object = None
     workdir: str = "/app"
+    seed: int | None = None  # the episode's: a reply's randomness depends on (seed, turn) only
 
 
 class Policy:
@@ -65,9 +66,11 @@ class ModelPolicy(Policy):
     def act(self, views: list[EpisodeView]) -> list[Reply]:
         requests = []
         for index, view in enumerate(views):
-            params = self.params
-            if self.seed is not None:
-                params = replace(params, seed=self.seed * 1_000_003 + self._calls * 1009 + index, n=1)
+            params = replace(self.params, n=1)
+            if view.seed is not None:  # reproducible whatever else shares the batch (resumable evals)
+                params = replace(params, seed=(view.seed * 1_000_003 + view.turn) % (2**62))
+            elif self.seed is not None:
+                params = replace(params, seed=self.seed * 1_000_003 + self._calls * 1009 + index)
             requests.append(GenerationRequest(f"agent-{self._calls}-{index}", view.prompt_ids, params))
         self._calls += 1
         completions = self.engine.generate(requests)

@@ -46,7 +46,8 @@ class Trajectory:
     reward: Reward | None = None
     failure_mode: str | None = None  # None when the episode ended normally
     stop_reason: str = ""  # finish | no_tool_call | max_steps | max_tokens | timeout | cost | error
-    duration_s: float = 0.0
+    duration_s: float = 0.0  # the agent phase: first prompt to stop
+    setup_s: float = 0.0  # environment build (or cache hit) and sandbox start
     verifier_s: float = 0.0
     cost: float = 0.0
     context_events: list[dict] = field(default_factory=list)

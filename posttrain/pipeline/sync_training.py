@@ -30,7 +30,7 @@ from posttrain.pipeline.progress import TrainingProgress
 from posttrain.pipeline.rollout import RolloutGroup, generate_groups, sample_seed
 from posttrain.pipeline.terminal_rollout import run_terminal_groups
 from posttrain.pipeline.run_dir import RunDir, write_json_atomic
-from posttrain.pipeline.statistics import paired_bootstrap_ci
+from posttrain.evaluate.statistics import paired_bootstrap_ci
 from posttrain.rl import grpo_advantages, informative_groups, reinforce_pp_advantages, rloo_advantages
 from posttrain.train.checkpoint import (
     clean_partial_checkpoints,

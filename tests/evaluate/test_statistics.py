@@ -1,6 +1,6 @@
 import pytest
 
-from posttrain.pipeline.statistics import paired_bootstrap_ci
+from posttrain.evaluate.statistics import paired_bootstrap_ci
 
 
 def test_constant_improvement_has_a_degenerate_interval():

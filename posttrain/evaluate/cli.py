@@ -1,0 +1,165 @@
+"""`posttrain eval`: evaluate an agent on tasks; `posttrain eval compare A B`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from posttrain.console import console, emit_json, fail
+from posttrain.errors import PosttrainError
+
+app = typer.Typer(help="Evaluate agents on terminal tasks and long-context tasks.", add_completion=False,
+                  pretty_exceptions_enable=False, invoke_without_command=True)
+
+AGENTS = ("oracle", "nop", "model")
+
+
+def load_tasks(spec: str, tokenizer, names: str | None = None, tags: str | None = None):
+    """A Harbor suite or task directory, or a longctx:... spec."""
+    if spec.startswith("longctx:"):
+        from posttrain.evaluate.longctx import generate_tasks
+
+        return generate_tasks(spec, tokenizer)
+    from posttrain.tasks.harbor import load_harbor_suite
+
+    split = lambda text: [t.strip() for t in text.split(",") if t.strip()] if text else None  # noqa: E731
+    return load_harbor_suite(Path(spec), names=split(names), tags=split(tags))
+
+
+def _prices(path: Path | None) -> dict[str, float]:
+    if path is None:
+        return {}
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise PosttrainError(f"{path}: {exc}") from exc
+    prices = data.get("prices", data)
+    unknown = set(prices) - {"prompt", "completion"}
+    if unknown:
+        raise PosttrainError(f"{path}: prices.{sorted(unknown)[0]}: unknown key (prompt, completion: per 1k tokens)")
+    try:
+        return {k: float(v) for k, v in prices.items()}
+    except (TypeError, ValueError) as exc:
+        raise PosttrainError(f"{path}: prices: {exc}") from exc
+
+
+@app.callback()
+def eval_command(
+    ctx: typer.Context,
+    tasks: Optional[str] = typer.Option(None, "--tasks", help="A Harbor task directory or suite (tasks/terminal), "
+                                        "or longctx:KINDS:LENGTHS[:COUNT[:SEED]] (e.g. longctx:all:1k,8k:3)."),
+    agent: str = typer.Option("oracle", "--agent", help="oracle, nop or model."),
+    model: str = typer.Option("smollm2-135m", "--model", help="smollm2-135m, hf:DIR, builtin:DIR, vllm:DIR or "
+                              "openai:BASE_URL#MODEL (key from $OPENAI_API_KEY)."),
+    attempts: int = typer.Option(1, "--attempts", "-k", min=1, help="Attempts per task (pass@k up to this)."),
+    concurrency: int = typer.Option(4, "--concurrency", min=1, help="Episodes (sandboxes) at once."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory; an existing one is resumed."),
+    names: Optional[str] = typer.Option(None, "--names", help="Only these tasks (comma-separated)."),
+    tags: Optional[str] = typer.Option(None, "--tags", help="Only tasks with all these tags."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every attempt's sampling."),
+    temperature: Optional[float] = typer.Option(None, "--temperature", min=0.0,
+                                                help="Default: 0 (greedy) for one attempt, 0.7 for more."),
+    max_steps: int = typer.Option(30, "--max-steps", min=1, help="Turns per episode."),
+    reply_tokens: int = typer.Option(256, "--reply-tokens", min=8, help="New tokens per turn."),
+    prices: Optional[Path] = typer.Option(None, "--prices", help="TOML with [prices] prompt, completion per 1k tokens."),
+    api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="openai: the variable holding the key."),
+    max_sandboxes: int = typer.Option(64, "--max-sandboxes", min=1, help="Global cap on open sandboxes."),
+) -> None:
+    """Evaluate an agent: every task --attempts times in sandboxes, verified by the task's own
+    tests. Writes RUN_DIR/results.jsonl (a row per attempt, with its trajectory file),
+    summary.json (mean reward, pass@1, pass@k, failure modes, tool-call accuracy, tokens,
+    cost), performance.json (time per phase, cache hits), report.md and report.html. Run it
+    again with the same --out to resume: finished attempts are skipped.
+
+    \b
+    posttrain eval --tasks tasks/terminal --agent oracle --out runs/eval-oracle
+    posttrain eval --tasks tasks/terminal --agent model --model smollm2-135m -k 4 --out runs/eval-smol
+    posttrain eval --tasks longctx:all:1k,4k:2 --agent model --out runs/longctx
+    posttrain eval compare runs/eval-a runs/eval-b
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if tasks is None or out is None:
+        fail("--tasks and --out are required (see posttrain eval --help)")
+    if agent not in AGENTS:
+        fail(f"--agent {agent!r}: choose one of {', '.join(AGENTS)}")
+    from posttrain.agent.loop import AgentConfig
+    from posttrain.agent.policies import ModelPolicy, NopPolicy, OraclePolicy
+    from posttrain.engine.interface import SamplingParams
+    from posttrain.evaluate.runner import run_eval
+    from posttrain.train.model_loading import load_tokenizer
+
+    try:
+        engine, limit = None, None
+        if agent == "model":
+            from posttrain.evaluate.model_spec import build_engine
+
+            engine, tokenizer, limit = build_engine(model, api_key_env, concurrency=concurrency)
+        else:
+            tokenizer = load_tokenizer("smollm2-135m")
+        task_list = load_tasks(tasks, tokenizer, names, tags)
+        temp = temperature if temperature is not None else (0.0 if attempts == 1 else 0.7)
+        params = SamplingParams(temperature=temp, max_tokens=reply_tokens)
+        policy = {"oracle": OraclePolicy, "nop": NopPolicy}[agent]() if agent != "model" else \
+            ModelPolicy(engine, tokenizer, params)
+        config = AgentConfig(max_steps=max_steps, reply_tokens=reply_tokens,
+                             **({"max_context_tokens": limit} if limit else {}))
+        progress, on_attempt = _progress(len(task_list) * attempts)
+        with progress:
+            summary = run_eval(task_list, agent, policy, tokenizer, out, attempts=attempts,
+                               concurrency=min(concurrency, max_sandboxes), seed=seed, model=model if agent == "model" else "",
+                               engine=engine, params=params, agent_config=config, prices=_prices(prices),
+                               on_attempt=on_attempt, tasks_spec=tasks, max_context_tokens=limit)
+    except PosttrainError as exc:
+        fail(str(exc))
+    brief = {k: summary[k] for k in ("n_tasks", "n_attempts", "mean_reward", "pass_at_1", "pass_at_k", "failure_modes",
+                                     "tool_call_accuracy", "tokens", "cost")}
+    emit_json({**brief, "out": str(out)}, None)
+
+
+def _progress(total: int):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("eta"), TimeRemainingColumn(), console=console)
+    handle = progress.add_task("eval", total=total)
+    seen = {"done": 0, "passed": 0}
+
+    def on_attempt(row: dict, resumed: bool) -> None:
+        seen["done"] += 1
+        seen["passed"] += bool(row["passed"])
+        rate = seen["passed"] / seen["done"]
+        progress.update(handle, advance=1, description=f"eval  pass rate {rate:.2f}" + (" (resumed)" if resumed else ""))
+        if not console.is_terminal and not resumed:
+            console.print(f"{row['task_id']}#{row['attempt']}: {'pass' if row['passed'] else 'fail'} "
+                          f"({row['failure'] or 'ok'}) pass rate so far {rate:.2f}", highlight=False)
+
+    return progress, on_attempt
+
+
+@app.command("compare")
+def compare_command(
+    run_a: Path = typer.Argument(..., help="The first eval run directory."),
+    run_b: Path = typer.Argument(..., help="The second eval run directory."),
+) -> None:
+    """Per-task and overall pass-rate differences (B - A) between two eval runs, with a
+    paired bootstrap 95% interval over the tasks both ran."""
+    from posttrain.evaluate.compare import compare_runs
+
+    try:
+        result = compare_runs(run_a, run_b)
+    except PosttrainError as exc:
+        fail(str(exc))
+    for task, row in result["tasks"].items():
+        if row["difference"]:
+            console.print(f"{task}: {row['a']:.2f} -> {row['b']:.2f} ({row['difference']:+.2f})", highlight=False)
+    low, high = result["difference_ci95"]
+    console.print(f"overall: {result['pass_rate']['a']:.3f} -> {result['pass_rate']['b']:.3f}, "
+                  f"difference {result['difference']:+.3f} (95% CI [{low:+.3f}, {high:+.3f}]) over "
+                  f"{result['tasks_compared']} tasks", highlight=False)
+    print(json.dumps(result, indent=2))
