@@ -113,9 +113,10 @@ def _document(pieces: list[str], target_tokens: int, question: str, counter: _Co
     fixed = counter.count(question) + sum(counter.count(p) + 1 for p in pieces) + 16
     sample = " ".join(filler(rng) for _ in range(200))
     per_char = counter.count(sample) / len(sample)
-    sentences = []
-    while sum(len(x) + 1 for x in sentences) < max(0, (target_tokens - fixed) / per_char):
+    sentences, size = [], 0
+    while size < max(0, (target_tokens - fixed) / per_char):
         sentences.append(filler(rng))
+        size += len(sentences[-1]) + 1
     slots = sorted(rng.sample(range(len(sentences) + 1), len(pieces)))
 
     def render(count: int) -> str:
