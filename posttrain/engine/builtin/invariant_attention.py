@@ -64,25 +64,34 @@ def _attend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: t
     batch, heads, q_len, dim = query.shape
     kv_heads, k_len = key.shape[1], key.shape[2]
     group = heads // kv_heads
-    rows = query.reshape(batch, kv_heads, group * q_len, dim)  # row g * Tq + t: head kv * G + g, query t
-    mask = mask.unsqueeze(2).expand(batch, 1, group, q_len, k_len).reshape(batch, 1, group * q_len, k_len)
-    padding = MIN_QUERY_ROWS - group * q_len
+    rows = query.reshape(batch * kv_heads, group * q_len, dim)  # row g * Tq + t: head kv * G + g, query t
+    mask = (mask.unsqueeze(2).expand(batch, kv_heads, group, q_len, k_len)
+            .reshape(batch * kv_heads, group * q_len, k_len))
+    out = attend_rows(rows, key.reshape(batch * kv_heads, k_len, dim), value.reshape(batch * kv_heads, k_len, dim),
+                      mask, scale)
+    return out.reshape(batch, heads, q_len, dim)
+
+
+def attend_rows(rows: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor,
+                scale: float) -> torch.Tensor:
+    """The arithmetic itself, on N independent (query rows, keys) pairs: rows [N, M, D], keys and
+    values [N, L, D], mask bool [N, M, L] (True = attend). Callers arrange their heads and
+    sequences into N however suits their memory layout; the result per row is the same."""
+    count, width = rows.shape[1], keys.shape[1]
+    padding = MIN_QUERY_ROWS - count
     if padding > 0:
-        rows = torch.cat([rows, rows.new_zeros(batch, kv_heads, padding, dim)], dim=2)
-        mask = torch.cat([mask, mask.new_ones(batch, 1, padding, k_len)], dim=2)
-    scores = torch.matmul(rows.contiguous(), key.contiguous().transpose(-1, -2)) * scale
+        rows = torch.cat([rows, rows.new_zeros(rows.shape[0], padding, rows.shape[2])], dim=1)
+        mask = torch.cat([mask, mask.new_ones(mask.shape[0], padding, width)], dim=1)
+    scores = torch.matmul(rows, keys.transpose(-1, -2)) * scale
     scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-    probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(value.dtype)
-    tail = -k_len % KEY_CHUNK
-    if tail:
-        probs = torch.nn.functional.pad(probs, (0, tail))
-        value = torch.nn.functional.pad(value, (0, 0, 0, tail))
+    probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(values.dtype)
+    # a last chunk shorter than KEY_CHUNK sums like a full one whose extra weights are zero:
+    # one GEMM inner block either way
     out = None
-    for start in range(0, k_len + tail, KEY_CHUNK):
-        part = torch.matmul(probs[..., start : start + KEY_CHUNK].contiguous(),
-                            value[:, :, start : start + KEY_CHUNK].contiguous())
+    for start in range(0, width, KEY_CHUNK):
+        part = torch.matmul(probs[..., start : start + KEY_CHUNK], values[:, start : start + KEY_CHUNK])
         out = part if out is None else out + part
-    return out[:, :, : group * q_len].reshape(batch, heads, q_len, dim)
+    return out[:, :count]
 
 
 def _hf_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):

@@ -5,7 +5,10 @@ projections, rotary embedding, MLP), called exactly as `transformers` calls them
 recomputes logprobs through the same modules, so engine and trainer share kernels. Attention
 reads keys and values from the paged cache:
 
-    k_cache[layer]: [num_blocks * block_size, kv_heads, head_dim]   (slot = block * size + offset)
+    k_cache[layer]: [kv_heads, num_blocks * block_size, head_dim]   (slot = block * size + offset)
+
+Heads first: gathering a decode batch's blocks gives [kv_heads, batch, context, head_dim] in one
+copy, already in the layout the attention GEMMs read.
 
 Decoding sequences are batched into one attention call (their cached keys gathered and padded);
 prefill chunks attend causally to their own cached prefix. Attention is `invariant_attention`,
@@ -18,7 +21,7 @@ from __future__ import annotations
 import torch
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
-from posttrain.engine.builtin.invariant_attention import invariant_attention
+from posttrain.engine.builtin.invariant_attention import attend_rows
 from posttrain.engine.builtin.scheduler import ScheduledChunk
 
 # CPU GEMM sums the rows past the last full group of 4 in another order when there are fewer
@@ -44,7 +47,7 @@ class ModelRunner:
         self.scaling = self.head_dim ** -0.5
         self.dtype = next(model.parameters()).dtype
         self.scratch_slot = num_blocks * block_size  # one extra block: where padding rows write their KV
-        shape = (self.num_layers, (num_blocks + 1) * block_size, self.num_kv_heads, self.head_dim)
+        shape = (self.num_layers, self.num_kv_heads, (num_blocks + 1) * block_size, self.head_dim)
         self.k_cache = torch.zeros(shape, dtype=self.dtype)
         self.v_cache = torch.zeros(shape, dtype=self.dtype)
 
@@ -91,8 +94,8 @@ class ModelRunner:
         """Copy one block's keys and values in every layer (copy-on-write of a forked sample)."""
         size = self.block_size
         src, dst = slice(source * size, (source + 1) * size), slice(destination * size, (destination + 1) * size)
-        self.k_cache[:, dst] = self.k_cache[:, src]
-        self.v_cache[:, dst] = self.v_cache[:, src]
+        self.k_cache[:, :, dst] = self.k_cache[:, :, src]
+        self.v_cache[:, :, dst] = self.v_cache[:, :, src]
 
     def _attention(self, attn, layer_index, hidden, cos, sin, slot_mapping, plan: "_AttentionPlan"):
         total = hidden.shape[1]
@@ -101,27 +104,28 @@ class ModelRunner:
         v = attn.v_proj(hidden).view(1, total, -1, self.head_dim).transpose(1, 2)
         q, k = apply_rotary_pos_emb(q, k, cos, sin)
         k_cache, v_cache = self.k_cache[layer_index], self.v_cache[layer_index]
-        k_cache[slot_mapping] = k[0].transpose(0, 1)
-        v_cache[slot_mapping] = v[0].transpose(0, 1)
+        k_cache[:, slot_mapping] = k[0]
+        v_cache[:, slot_mapping] = v[0]
         q = q[0].transpose(0, 1)  # [tokens, heads, dim]
         out = torch.zeros_like(q) if plan.padded else torch.empty_like(q)
+        kv, group, dim = self.num_kv_heads, self.num_heads // self.num_kv_heads, self.head_dim
         if plan.decode_rows is not None:
-            # gather whole blocks (one contiguous copy each) rather than single slots
+            # whole blocks gathered in one copy: [kv, batch, width * block, dim]
             batch, width = plan.decode_tables.shape
-            blocked = (-1, self.block_size, self.num_kv_heads, self.head_dim)
-            keys = k_cache.view(blocked)[plan.decode_tables].view(batch, width * self.block_size, self.num_kv_heads,
-                                                                  self.head_dim).transpose(1, 2)
-            values = v_cache.view(blocked)[plan.decode_tables].view(batch, width * self.block_size, self.num_kv_heads,
-                                                                    self.head_dim).transpose(1, 2)
-            queries = q[plan.decode_rows].unsqueeze(2)  # [B, heads, 1, dim]
-            result = invariant_attention(queries, keys, values, plan.decode_mask, self.scaling)
-            out[plan.decode_rows] = result.squeeze(2)
-        for rows, slots, mask in plan.prefills:
-            keys = k_cache[slots].transpose(0, 1).unsqueeze(0).contiguous()
-            values = v_cache[slots].transpose(0, 1).unsqueeze(0).contiguous()
-            queries = q[rows].transpose(0, 1).unsqueeze(0)  # [1, heads, n, dim]
-            result = invariant_attention(queries, keys, values, mask[None, None], self.scaling)
-            out[rows] = result[0].transpose(0, 1)
+            blocked = (kv, -1, self.block_size, dim)
+            keys = k_cache.view(blocked)[:, plan.decode_tables].reshape(kv * batch, width * self.block_size, dim)
+            values = v_cache.view(blocked)[:, plan.decode_tables].reshape(kv * batch, width * self.block_size, dim)
+            rows = q[plan.decode_rows].view(batch, kv, group, dim).transpose(0, 1).reshape(kv * batch, group, dim)
+            mask = plan.decode_mask.view(1, batch, 1, -1).expand(kv, batch, group, -1).reshape(kv * batch, group, -1)
+            result = attend_rows(rows, keys, values, mask, self.scaling)  # [kv * batch, group, dim]
+            out[plan.decode_rows] = result.view(kv, batch, group, dim).transpose(0, 1).reshape(batch, -1, dim)
+        for rows_index, slots, mask in plan.prefills:
+            n = len(rows_index)
+            keys, values = k_cache[:, slots], v_cache[:, slots]  # [kv, context, dim]
+            rows = q[rows_index].view(n, kv, group, dim).permute(1, 2, 0, 3).reshape(kv, group * n, dim)
+            mask = mask.view(1, 1, n, -1).expand(kv, group, n, -1).reshape(kv, group * n, -1)
+            result = attend_rows(rows, keys, values, mask, self.scaling)  # rows g * n + t, as the trainer's
+            out[rows_index] = result.view(kv, group, n, dim).permute(2, 0, 1, 3).reshape(n, -1, dim)
         return attn.o_proj(out.reshape(1, total, -1))
 
 
@@ -154,4 +158,4 @@ class _AttentionPlan:
             # padding points at block 0: its keys are read but masked out
             self.decode_tables = torch.tensor([table + [0] * (width - len(table)) for _, table, _ in decode])
             lengths = torch.tensor([context for _, _, context in decode])
-            self.decode_mask = (torch.arange(width * block_size)[None, :] < lengths[:, None])[:, None, None, :]
+            self.decode_mask = torch.arange(width * block_size)[None, :] < lengths[:, None]  # [batch, context]
