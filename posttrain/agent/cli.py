@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from posttrain.console import console, emit_json, fail
+from posttrain.console import emit_json, fail, pass_rate_progress
 from posttrain.errors import PosttrainError
 
 app = typer.Typer(help="Agents on terminal tasks (Harbor format) in sandboxes.", no_args_is_help=True,
@@ -32,19 +32,12 @@ def _load(tasks: Path, names: str | None, tags: str | None):
 
 
 def _progress(total: int, label: str):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=console, transient=False)
-    handle = progress.add_task(label, total=total)
-    passed = [0]
+    progress, report = pass_rate_progress(total, label)
 
     def ended(trajectory) -> None:
-        passed[0] += bool(trajectory.reward and trajectory.reward.passed)
-        progress.update(handle, advance=1, description=f"{label} (passed {passed[0]})")
-        if not console.is_terminal:
-            console.print(f"{trajectory.task_id}: reward {trajectory.reward.value if trajectory.reward else None} "
-                          f"{trajectory.failure_mode or ''}", highlight=False)
+        passed = bool(trajectory.reward and trajectory.reward.passed)
+        report(passed, f"{trajectory.task_id}: reward {trajectory.reward.value if trajectory.reward else None} "
+                       f"{trajectory.failure_mode or ''}")
 
     return progress, ended
 

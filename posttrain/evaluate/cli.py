@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from posttrain.console import console, emit_json, fail
+from posttrain.console import console, emit_json, fail, pass_rate_progress
 from posttrain.errors import PosttrainError
 
 app = typer.Typer(help="Evaluate agents on terminal tasks and long-context tasks.", add_completion=False,
@@ -123,21 +123,11 @@ def eval_command(
 
 
 def _progress(total: int):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        TextColumn("eta"), TimeRemainingColumn(), console=console)
-    handle = progress.add_task("eval", total=total)
-    seen = {"done": 0, "passed": 0}
+    progress, report = pass_rate_progress(total, "eval")
 
     def on_attempt(row: dict, resumed: bool) -> None:
-        seen["done"] += 1
-        seen["passed"] += bool(row["passed"])
-        rate = seen["passed"] / seen["done"]
-        progress.update(handle, advance=1, description=f"eval  pass rate {rate:.2f}" + (" (resumed)" if resumed else ""))
-        if not console.is_terminal and not resumed:
-            console.print(f"{row['task_id']}#{row['attempt']}: {'pass' if row['passed'] else 'fail'} "
-                          f"({row['failure'] or 'ok'}) pass rate so far {rate:.2f}", highlight=False)
+        report(row["passed"], f"{row['task_id']}#{row['attempt']}: {'pass' if row['passed'] else 'fail'} "
+                              f"({row['failure'] or 'ok'})", resumed)
 
     return progress, on_attempt
 
