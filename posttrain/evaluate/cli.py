@@ -11,7 +11,7 @@ import typer
 from posttrain.console import console, emit_json, fail, pass_rate_progress
 from posttrain.errors import PosttrainError
 
-app = typer.Typer(help="Evaluate agents on terminal tasks and long-context tasks.", add_completion=False,
+app = typer.Typer(add_completion=False,
                   pretty_exceptions_enable=False, invoke_without_command=True)
 
 AGENTS = ("oracle", "nop", "model")
