@@ -1,7 +1,5 @@
 import asyncio
-import os
 import time
-from pathlib import Path
 
 import pytest
 
