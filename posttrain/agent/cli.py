@@ -61,27 +61,33 @@ def run_command(
 ) -> None:
     """Run a policy on terminal tasks and verify each episode with the task's tests.
 
-    Prints a JSON summary (pass rate, failure modes, turns, tokens, prefix-cache hit
-    rate); with --out, every episode's full trajectory (tokens, tool calls,
-    observations, timings, error codes, snapshots) is appended to
-    OUT/trajectories.jsonl as it finishes.
+    The same run as `posttrain eval` (whose runner it uses): OUT gets results.jsonl,
+    every episode's full trajectory (tokens, tool calls, observations, timings, error
+    codes, snapshots) under trajectories/, summary.json and the reports. Without --out
+    a temporary directory is used; its path is in the printed JSON.
     """
+    import tempfile
+
     from posttrain.agent.loop import AgentConfig
-    from posttrain.agent.run import run_suite
+    from posttrain.evaluate.runner import run_eval
 
     if policy not in POLICIES:
         fail(f"--policy {policy!r}: choose one of {', '.join(POLICIES)}")
+    out = out or Path(tempfile.mkdtemp(prefix=f"posttrain-agent-{policy}-"))
     try:
-        task_list = _load(tasks, names, tags) * attempts
+        task_list = _load(tasks, names, tags)
         agent_policy, tokenizer = _build_policy(policy, model, engine, temperature, reply_tokens, seed)
         config = AgentConfig(max_steps=max_steps, reply_tokens=reply_tokens)
-        progress, ended = _progress(len(task_list), f"{policy} on {len(task_list)} episodes")
+        progress, report = pass_rate_progress(len(task_list) * attempts, f"{policy} on {len(task_list) * attempts} episodes")
         with progress:
-            summary = run_suite(task_list, agent_policy, tokenizer, config, out=out, backend=backend,
-                                on_episode_end=ended)
+            summary = run_eval(task_list, policy, agent_policy, tokenizer, out, attempts=attempts, seed=seed,
+                               model=model if policy == "model" else "", agent_config=config, backend=backend,
+                               tasks_spec=str(tasks), on_attempt=lambda row, resumed: report(
+                                   row["passed"], f"{row['task_id']}#{row['attempt']}: reward {row['reward']} "
+                                   f"{row['failure'] or ''}", resumed))
     except PosttrainError as exc:
         fail(str(exc))
-    emit_json(summary, out / "summary.json" if out else None)
+    emit_json({**summary, "out": str(out)}, None)
 
 
 @app.command("check")
@@ -94,24 +100,25 @@ def check_command(
     """Check that tasks are solvable and not trivially passed: the oracle (solution/solve.sh)
     must pass every task and the do-nothing policy must pass none. Exits 1 when a task fails
     either check, listing it."""
+    from posttrain.agent.loop import run_episodes
     from posttrain.agent.policies import NopPolicy, OraclePolicy
-    from posttrain.agent.run import run_suite
     from posttrain.train.model_loading import load_tokenizer
 
     try:
         task_list = _load(tasks, names, tags)
         tokenizer = load_tokenizer("smollm2-135m")
-        results = {}
+        passed = {}
         for policy in (OraclePolicy(), NopPolicy()):
             progress, ended = _progress(len(task_list), policy.name)
             with progress:
-                results[policy.name] = run_suite(task_list, policy, tokenizer, backend=backend, on_episode_end=ended)
+                trajectories = run_episodes(task_list, policy, tokenizer, backend=backend, on_episode_end=ended)
+            passed[policy.name] = {t.task_id for t in trajectories if t.reward and t.reward.passed}
     except PosttrainError as exc:
         fail(str(exc))
-    oracle_failed = sorted(k for k, v in results["oracle"]["tasks"].items() if not v["passed"])
-    nop_passed = sorted(k for k, v in results["nop"]["tasks"].items() if v["passed"])
-    report = {"tasks": len(task_list), "oracle_passed": results["oracle"]["passed"],
-              "nop_passed": results["nop"]["passed"], "oracle_failed": oracle_failed, "nop_passed_tasks": nop_passed}
+    oracle_failed = sorted({t.id for t in task_list} - passed["oracle"])
+    nop_passed = sorted(passed["nop"])
+    report = {"tasks": len(task_list), "oracle_passed": len(passed["oracle"]), "nop_passed": len(nop_passed),
+              "oracle_failed": oracle_failed, "nop_passed_tasks": nop_passed}
     emit_json(report, None)
     if oracle_failed or nop_passed:
         raise typer.Exit(code=1)

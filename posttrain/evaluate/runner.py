@@ -105,7 +105,7 @@ def run_eval(tasks: list[Task], agent: str, policy: Policy, tokenizer, out: Path
              concurrency: int = 4, seed: int = 0, model: str = "", engine=None, params: SamplingParams | None = None,
              agent_config: AgentConfig | None = None, prices: dict[str, float] | None = None,
              ks: list[int] | None = None, on_attempt=None, tasks_spec: str = "",
-             max_context_tokens: int | None = None) -> dict:
+             max_context_tokens: int | None = None, backend: str | None = None) -> dict:
     """Run (or resume) an eval into `out`; returns the summary."""
     prices = prices or {}
     out.mkdir(parents=True, exist_ok=True)
@@ -121,10 +121,11 @@ def run_eval(tasks: list[Task], agent: str, policy: Policy, tokenizer, out: Path
     else:
         settings_path.write_text(json.dumps(settings, indent=2) + "\n")
     log = ResultsLog(out)
-    done = {(r["task_id"], r["attempt"]) for r in log.rows()}
+    finished = log.rows()
+    done = {(r["task_id"], r["attempt"]) for r in finished}
     pending = [(task, attempt) for task in tasks for attempt in range(attempts) if (task.id, attempt) not in done]
     if on_attempt:
-        for row in log.rows():
+        for row in finished:
             on_attempt(row, resumed=True)
 
     def record(task: Task, attempt: int, trajectory: Trajectory) -> None:
@@ -139,7 +140,7 @@ def run_eval(tasks: list[Task], agent: str, policy: Policy, tokenizer, out: Path
             task, attempt = terminal[trajectory.metadata["index"]]
             record(task, attempt, trajectory)
 
-        run_episodes([t for t, _ in terminal], policy, tokenizer, agent_config, on_episode_end=ended,
+        run_episodes([t for t, _ in terminal], policy, tokenizer, agent_config, backend=backend, on_episode_end=ended,
                      seeds=[attempt_seed(seed, t.id, a) for t, a in terminal], max_live=concurrency)
     if answer:
         _answer_attempts(answer, agent, engine, tokenizer, params, seed, concurrency, record, max_context_tokens)
