@@ -137,6 +137,10 @@ class RunConfig(_Strict):
     optim: OptimConfig = Field(default_factory=OptimConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+    quarantine: str | None = Field(None, description="a quarantine.txt from posttrain inspect: its terminal tasks "
+                                   "are skipped (relative paths: from the config file)")
+    quality_gate: bool = Field(False, description="inspect the terminal domains' tasks before training (into "
+                               "RUN_DIR/quality/) and skip the ones quarantined")
 
     @model_validator(mode="after")
     def _unique_domains(self) -> "RunConfig":

@@ -12,7 +12,7 @@ continuous batching and the prefix cache work across episodes.
 
 from __future__ import annotations
 
-import json
+import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -78,6 +78,13 @@ class ModelPolicy(Policy):
                       c.cached_prompt_tokens or 0) for c in completions]
 
 
+def solution_command(task) -> str:
+    """The shell command that runs an uploaded solution/solve.sh with the task's solution env."""
+    env = task.metadata.get("solution_env") or {}
+    exports = "".join(f"export {k}={shlex.quote(str(v))}; " for k, v in env.items())
+    return f"{exports}bash /solution/solve.sh"
+
+
 class OraclePolicy(Policy):
     """Runs the reference solution, the way Harbor's oracle agent does."""
 
@@ -92,10 +99,8 @@ class OraclePolicy(Policy):
                     replies.append(Reply(format_call("finish", {"summary": "this task has no solution/"})))
                     continue
                 view.sandbox.upload(Path(solution), "/solution")
-                env = view.task.metadata.get("solution_env") or {}
-                exports = "".join(f"export {k}={json.dumps(v)}; " for k, v in env.items())
                 timeout = float(view.task.limits.agent_timeout_s)
-                replies.append(Reply(format_call("bash", {"command": f"{exports}bash /solution/solve.sh",
+                replies.append(Reply(format_call("bash", {"command": solution_command(view.task),
                                                           "timeout_s": min(timeout, 600.0)})))
             else:
                 replies.append(Reply(format_call("finish", {"summary": "ran solution/solve.sh"})))

@@ -2,30 +2,41 @@
 tests/test.sh, and read the reward from /logs/verifier/reward.txt (a float) or reward.json.
 
 The agent never sees the tests, and whatever it left in /tests or /logs/verifier is wiped
-first, so it cannot plant a reward."""
+first, so it cannot plant a reward; tools and Python startup hooks it planted in system
+directories are dropped (verifier_guard.py)."""
 
 from __future__ import annotations
 
+import io
 import json
+import tarfile
 import time
 from pathlib import Path
 
+from posttrain.agent.verifier_guard import DEFAULT_PATH, VERIFIER_ENV, guard_toolchain
 from posttrain.sandbox.interface import SandboxError
 from posttrain.tasks.records import Reward, Task
 
 REWARD_TXT = "/logs/verifier/reward.txt"
 REWARD_JSON = "/logs/verifier/reward.json"
 _TAIL = 2000
+HARNESS_ENV = {"PATH": DEFAULT_PATH}  # the harness's own commands never look up the agent's PATH
 
 
 def run_verifier(task: Task, sandbox, workdir: str | None = None) -> Reward:
     tests = Path(task.metadata["tests_dir"])
     started = time.perf_counter()
+    dropped: list[str] = []
     try:
-        sandbox.exec("rm -rf /tests /logs/verifier && mkdir -p /tests /logs/verifier", timeout=60, workdir="/")
-        sandbox.upload(tests, "/tests")
+        spec_env = getattr(getattr(sandbox, "spec", None), "env", None) or {}
+        dropped = guard_toolchain(sandbox, spec_env.get("PATH"))
+        fresh = sandbox.exec(["/bin/sh", "-c", "mkdir -p /tests && find /tests -mindepth 1 -delete && rm -rf /logs/verifier && "
+                              "mkdir -p /logs/verifier && tar -x -C /tests --no-same-owner"], timeout=60, stdin=_tar(tests), workdir="/",
+                             env=HARNESS_ENV)
+        if fresh.exit_code != 0:
+            raise SandboxError(f"could not copy the tests in: {fresh.stderr.strip()[-500:]}")
         result = sandbox.exec(["bash", "/tests/test.sh"], timeout=task.limits.verifier_timeout_s,
-                              env=dict(task.metadata.get("verifier_env") or {}),
+                              env={**VERIFIER_ENV, **(task.metadata.get("verifier_env") or {})},
                               workdir=workdir or (task.environment.workdir if task.environment else "/app"))
     except (SandboxError, OSError) as exc:
         return Reward(value=0.0, passed=False, details={"error": f"the verifier could not run: {exc}",
@@ -37,6 +48,8 @@ def run_verifier(task: Task, sandbox, workdir: str | None = None) -> Reward:
         "stderr_tail": result.stderr[-_TAIL:],
         "duration_s": time.perf_counter() - started,
     }
+    if dropped:
+        details["dropped_agent_files"] = dropped[:50]
     value, source, problem = _read_reward(sandbox)
     details["reward_file"] = source
     if problem:
@@ -47,12 +60,42 @@ def run_verifier(task: Task, sandbox, workdir: str | None = None) -> Reward:
     return Reward(value=value, passed=value >= 1.0 - 1e-9, details=details)
 
 
+def _tar(directory: Path) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for child in sorted(directory.iterdir()):
+            tar.add(child, arcname=child.name)
+    return buffer.getvalue()
+
+
+_MARK = "==posttrain-reward-file=="
+
+
+def _reward_files(sandbox) -> dict[str, str]:
+    """Both reward files' text (those that exist), read in one command."""
+    script = (f'for f in {REWARD_TXT} {REWARD_JSON}; do if [ -f "$f" ]; then echo "{_MARK} $f"; '
+              'head -c 100000 "$f"; echo; fi; done')
+    try:
+        result = sandbox.exec(["/bin/sh", "-c", script], timeout=60, workdir="/", env=HARNESS_ENV)
+    except (SandboxError, OSError):
+        return {}
+    found: dict[str, str] = {}
+    current = None
+    for line in result.stdout.splitlines():
+        if line.startswith(_MARK + " "):
+            current = line[len(_MARK) + 1:]
+            found[current] = ""
+        elif current is not None:
+            found[current] += line + "\n"
+    return found
+
+
 def _read_reward(sandbox) -> tuple[float, str | None, str | None]:
+    files = _reward_files(sandbox)
     for path in (REWARD_TXT, REWARD_JSON):
-        try:
-            text = sandbox.read_file(path).decode(errors="replace").strip()
-        except (FileNotFoundError, SandboxError):
+        if path not in files:
             continue
+        text = files[path].strip()
         try:
             if path == REWARD_TXT:
                 return float(text), path, None

@@ -69,6 +69,10 @@ def eval_command(
     prices: Optional[Path] = typer.Option(None, "--prices", help="TOML with [prices] prompt, completion per 1k tokens."),
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="openai: the variable holding the key."),
     max_sandboxes: int = typer.Option(64, "--max-sandboxes", min=1, help="Global cap on open sandboxes."),
+    quarantine: Optional[Path] = typer.Option(None, "--quarantine", help="Skip the tasks in this quarantine.txt "
+                                              "(from posttrain inspect)."),
+    quality_gate: bool = typer.Option(False, "--quality-gate", help="Inspect the tasks first (into OUT/quality) "
+                                      "and skip the ones quarantined."),
 ) -> None:
     """Evaluate an agent: every task --attempts times in sandboxes, verified by the task's own
     tests. Writes RUN_DIR/results.jsonl (a row per attempt, with its trajectory file),
@@ -103,6 +107,15 @@ def eval_command(
         else:
             tokenizer = load_tokenizer("smollm2-135m")
         task_list = load_tasks(tasks, tokenizer, names, tags)
+        if quarantine is not None or quality_gate:
+            from posttrain.quality.gate import gate
+
+            terminal = [t for t in task_list if t.kind == "terminal"]
+            kept = gate(terminal, quarantine, inspect_source=tasks if quality_gate and quarantine is None else None,
+                        inspect_out=out / "quality", log=lambda line: console.print(line, markup=False, highlight=False))
+            task_list = [t for t in task_list if t.kind != "terminal" or t in kept]
+            if not task_list:
+                fail("every task is quarantined; nothing left to evaluate")
         temp = temperature if temperature is not None else (0.0 if attempts == 1 else 0.7)
         params = SamplingParams(temperature=temp, max_tokens=reply_tokens)
         policy = {"oracle": OraclePolicy, "nop": NopPolicy}[agent]() if agent != "model" else \

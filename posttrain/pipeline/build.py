@@ -36,12 +36,37 @@ def build_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
     return JsonlSource(cfg.name, path, cfg.prompt_template, cfg.answer_extraction)
 
 
-def build_mixture(config: RunConfig, base_dir: Path) -> DomainMixture:
+def build_mixture(config: RunConfig, base_dir: Path, quality_dir: Path | None = None, log=print) -> DomainMixture:
+    """The domains, each from its source; terminal domains lose the tasks the quality gate
+    quarantined (config.quarantine, or an inspection into `quality_dir` with quality_gate)."""
+    sources = {d.name: build_source(d, base_dir) for d in config.domains}
+    if config.quarantine or config.quality_gate:
+        gate_terminal_sources(config, sources, base_dir, quality_dir or base_dir / "quality", log)
     domains = [
-        Domain(name=d.name, source=build_source(d, base_dir), weight=d.weight, heldout_size=d.heldout, seed=d.seed)
+        Domain(name=d.name, source=sources[d.name], weight=d.weight, heldout_size=d.heldout, seed=d.seed)
         for d in config.domains
     ]
     return DomainMixture(domains, seed=config.seed)
+
+
+def gate_terminal_sources(config: RunConfig, sources: dict, base_dir: Path, quality_dir: Path, log) -> None:
+    from posttrain.quality.gate import gate
+
+    for cfg in config.domains:
+        source = sources[cfg.name]
+        if not isinstance(source, HarborSource):
+            continue
+        earlier = quality_dir / cfg.name / "quarantine.txt"
+        if config.quarantine:
+            path = Path(config.quarantine).expanduser()
+            kept = gate(source.tasks, path if path.is_absolute() else base_dir / path, log=log)
+        elif earlier.is_file():  # a resumed run keeps the task set its first inspection chose
+            kept = gate(source.tasks, earlier, log=log)
+        else:
+            kept = gate(source.tasks, inspect_source=source.root, inspect_out=quality_dir / cfg.name, log=log)
+        if not kept:
+            raise PosttrainError(f"domain {cfg.name!r}: every task is quarantined; nothing left to train on")
+        source.tasks = [t for t in source.tasks if t.id in {k.id for k in kept}]
 
 
 def build_engine(config: RunConfig, model: torch.nn.Module, tokenizer, version: int = 0):

@@ -84,6 +84,12 @@ def compute_advantages(config: RunConfig, rewards: torch.Tensor) -> torch.Tensor
     return reinforce_pp_advantages(rewards)
 
 
+def _gate_log(console):
+    if console is None:
+        return print
+    return lambda line: console.print(line, markup=False, highlight=False)
+
+
 def train(config_path: Path | None, out: Path, resume: bool = False, console=None) -> dict:
     run = prepare_run(config_path, out, resume)
     config, rd = run.config, run.run_dir
@@ -91,7 +97,8 @@ def train(config_path: Path | None, out: Path, resume: bool = False, console=Non
         torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
 
-    mixture = build_mixture(config, run.config_dir)
+    mixture = build_mixture(config, run.config_dir, quality_dir=rd.root / "quality",
+                            log=_gate_log(console))
     heldout = mixture.heldout()
     tokenizer = load_tokenizer(config.model.name)
 

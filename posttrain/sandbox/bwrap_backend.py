@@ -261,6 +261,15 @@ class BwrapSandbox(AsyncSandboxMixin):
         with self._lock:
             self.workspace.restore(snapshot_id)
 
+    def discard_system_changes(self, select) -> list[str]:
+        """Make the system paths `select(path, in_image)` picks read as the image built them
+        again (system mode; without it nothing there could change)."""
+        with self._lock:
+            return self.workspace.discard_system_changes(select)
+
+    def image_has(self, path: str) -> bool:
+        return self.workspace.image_has(path)
+
     def export_layer(self, destination: Path) -> Path:
         """Freeze everything written so far into `destination`, a read-only layer other
         sandboxes can stack (the environment builder caches RUN results this way). Whiteouts

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import os
 import shutil
+import stat
 import threading
 import uuid
 from pathlib import Path
@@ -135,6 +136,43 @@ class OverlayWorkspace:
                 self._discard(self.sys_work)
             self._new_upper()
 
+    def discard_system_changes(self, select) -> list[str]:
+        """Drop this sandbox's own changes (from every snapshot and the live upper) to the
+        system paths `select(path, in_image)` picks, so those paths read as the image built
+        them again. Returns the paths dropped. Between commands nothing is mounted, so the
+        layers can be edited in place."""
+        dropped: set[str] = set()
+        with self._lock:
+            private = [layer for _, layer in self.snapshots] + [self.sys_upper]
+            for name in self.system_lowers:
+                for layer in private:
+                    root = layer / name
+                    if not root.is_dir():
+                        continue
+                    for directory, dirs, files in os.walk(root):
+                        for entry in [*files, *(d for d in dirs if (Path(directory) / d).is_symlink())]:
+                            local = Path(directory) / entry
+                            path = "/" + str(local.relative_to(layer))
+                            if select(path, self._in_image(name, local.relative_to(root))):
+                                local.unlink()
+                                dropped.add(path)
+        return sorted(dropped)
+
+    def image_has(self, path: str) -> bool:
+        """Whether the image (shared layers over the host), not this sandbox, has `path`:
+        system paths only."""
+        parts = Path(path).parts
+        if len(parts) < 2 or parts[1] not in self.system_lowers:
+            return os.path.lexists(path) if len(parts) > 1 and parts[1] in ("usr", "etc", "var", "opt") else False
+        return self._in_image(parts[1], Path(*parts[2:]))
+
+    def _in_image(self, name: str, relative: Path) -> bool:
+        for layer in reversed(self.base_layers):
+            candidate = layer / name / relative
+            if os.path.lexists(candidate):
+                return not _is_whiteout(candidate)
+        return os.path.lexists(self.system_lowers[name] / relative)
+
     def _discard(self, path: Path) -> None:
         """Rename out of the way now (O(1)); the bytes are freed later, off the hot path."""
         trash = self.rw / f"trash-{uuid.uuid4().hex}"
@@ -146,6 +184,15 @@ class OverlayWorkspace:
             _unmount(self.rw)
         shutil.rmtree(self.state_dir, ignore_errors=True)
 
+
+
+def _is_whiteout(path: Path) -> bool:
+    """overlayfs marks a deleted lower file with a 0/0 character device."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISCHR(info.st_mode) and info.st_rdev == 0
 
 
 _libc = ctypes.CDLL(None, use_errno=True)

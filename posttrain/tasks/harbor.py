@@ -180,12 +180,13 @@ def load_harbor_suite(root: Path | str, domain: str | None = None, tags: list[st
         return [load_harbor_task(base, domain)]
     if not base.is_dir():
         raise HarborTaskError(f"{base}: no such task directory")
-    tasks = [load_harbor_task(d, domain) for d in sorted(base.iterdir()) if d.is_dir() and (d / "task.toml").exists()]
-    if names:
-        unknown = set(names) - {t.id for t in tasks}
+    dirs = [d for d in sorted(base.iterdir()) if d.is_dir() and (d / "task.toml").exists()]
+    if names:  # only these are loaded: a broken neighbour does not stop them
+        unknown = set(names) - {d.name for d in dirs}
         if unknown:
             raise HarborTaskError(f"{base}: no task named {', '.join(sorted(unknown))}")
-        tasks = [t for t in tasks if t.id in names]
+        dirs = [d for d in dirs if d.name in names]
+    tasks = [load_harbor_task(d, domain) for d in dirs]
     if tags:
         tasks = [t for t in tasks if set(tags) <= set(t.metadata.get("tags") or [])]
     if not tasks:

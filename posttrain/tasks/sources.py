@@ -139,6 +139,7 @@ class HarborSource:
     def __init__(self, domain: str, root: Path, tags: list[str] | None = None, names: list[str] | None = None) -> None:
         from posttrain.tasks.harbor import load_harbor_suite
 
+        self.root = root
         self.tasks = load_harbor_suite(root, domain=domain, tags=tags or None, names=names or None)
 
     def __len__(self) -> int:

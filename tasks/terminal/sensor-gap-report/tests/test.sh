@@ -3,6 +3,6 @@
 mkdir -p /logs/verifier
 echo 0 > /logs/verifier/reward.txt
 cd /app 2>/dev/null || cd /
-timeout 50 python3 -m pytest -q -p no:cacheprovider -rA /tests/test_outputs.py
+timeout 50 python3 -P -m pytest -q -p no:cacheprovider -rA /tests/test_outputs.py
 if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
 exit 0

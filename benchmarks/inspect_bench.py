@@ -1,0 +1,99 @@
+"""Inspection time against running the reference solutions once, side by side in one run.
+
+    python benchmarks/inspect_bench.py [--tasks tasks/terminal] [--repeats 3] [--rounds 1] [--out FILE.json]
+
+Three timings on the same suite, warm environment cache (each side builds nothing):
+- oracle once, one at a time: every task's solve.sh and verifier, one task after another;
+- oracle once, parallel: the same at `posttrain eval`'s default concurrency (4);
+- the full inspection (`posttrain inspect` defaults: every check, `--repeats` runs of the
+  solution and of doing nothing, every probe).
+The sides alternate for `--rounds` rounds and the medians are reported. Progress goes to
+stderr; stdout gets one JSON object with the times and the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def log(message: str) -> None:
+    print(f"[inspect_bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def oracle_once(tasks, concurrency: int) -> float:
+    from posttrain.agent.policies import OraclePolicy
+    from posttrain.evaluate.runner import run_eval
+    from posttrain.train.model_loading import load_tokenizer
+
+    tokenizer = load_tokenizer("smollm2-135m")
+    with tempfile.TemporaryDirectory() as out:
+        started = time.perf_counter()
+        summary = run_eval(tasks, "oracle", OraclePolicy(), tokenizer, Path(out) / "run", concurrency=concurrency)
+        elapsed = time.perf_counter() - started
+    if summary["pass_at_1"] != 1.0:
+        raise SystemExit(f"the reference solutions do not all pass (pass@1 {summary['pass_at_1']})")
+    return elapsed
+
+
+def inspection(source: Path, repeats: int, concurrency: int) -> tuple[float, dict]:
+    from posttrain.quality.gate import run_inspection
+    from posttrain.quality.inspector import InspectOptions
+
+    with tempfile.TemporaryDirectory() as out:
+        started = time.perf_counter()
+        report = run_inspection(source, out, InspectOptions(repeats=repeats, concurrency=concurrency))
+        return time.perf_counter() - started, report["summary"]["verdicts"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=Path, default=REPO / "tasks" / "terminal")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 2,
+                        help="the inspection's (posttrain inspect's default: one per core)")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    from posttrain.agent.task_sandbox import build_task_environment
+    from posttrain.tasks.harbor import load_harbor_suite
+
+    tasks = load_harbor_suite(args.tasks)
+    for task in tasks:  # warm cache: neither side pays for builds
+        build_task_environment(task)
+    times: dict[str, list[float]] = {"oracle_sequential_s": [], "oracle_parallel_s": [], "inspect_s": []}
+    verdicts: dict = {}
+    for round_index in range(args.rounds):
+        log(f"round {round_index + 1}: oracle once, one at a time")
+        times["oracle_sequential_s"].append(oracle_once(tasks, 1))
+        log(f"round {round_index + 1}: oracle once, concurrency 4")
+        times["oracle_parallel_s"].append(oracle_once(tasks, 4))
+        log(f"round {round_index + 1}: inspection, repeats {args.repeats}")
+        elapsed, verdicts = inspection(args.tasks, args.repeats, args.concurrency)
+        times["inspect_s"].append(elapsed)
+    medians = {k: round(statistics.median(v), 2) for k, v in times.items()}
+    result = {
+        "tasks": len(tasks), "repeats": args.repeats, "rounds": args.rounds, "inspect_concurrency": args.concurrency,
+        **medians,
+        "ratio_to_sequential": round(medians["inspect_s"] / medians["oracle_sequential_s"], 2),
+        "ratio_to_parallel": round(medians["inspect_s"] / medians["oracle_parallel_s"], 2),
+        "verdicts": {k: v for k, v in verdicts.items() if v},
+        "raw": times,
+    }
+    text = json.dumps(result, indent=2)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""`posttrain inspect`: the environment quality gate's inspection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from posttrain.console import console, emit_json, fail
+from posttrain.errors import PosttrainError
+
+
+def inspect_command(
+    path: Path = typer.Argument(..., help="A Harbor task directory, or a suite directory of them (tasks/terminal)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Where report.json, report.md, report.html and "
+                             "quarantine.txt go."),
+    policy: Optional[str] = typer.Option(None, "--policy", help="Also run the signal check with this model "
+                                         "(smollm2-135m, hf:DIR, builtin:DIR, vllm:DIR, openai:URL#MODEL)."),
+    samples: int = typer.Option(4, "--samples", "-k", min=1, help="Policy episodes per task for the signal check."),
+    repeats: int = typer.Option(3, "--repeats", "-r", min=1, help="Runs of the reference solution and of doing "
+                                "nothing; the verifier must agree with itself across them."),
+    probes: Optional[str] = typer.Option(None, "--probes", help="Only these exploit probes (comma-separated); "
+                                         "default: all."),
+    concurrency: Optional[int] = typer.Option(None, "--concurrency", "-j", min=1, help="Trials (sandboxes) at once "
+                                              "(default: one per CPU core; verifiers are mostly CPU-bound)."),
+    max_seconds: float = typer.Option(600.0, "--max-seconds", min=1.0, help="Cap on a task's own agent and "
+                                      "verifier timeouts while inspecting."),
+    build_timeout: float = typer.Option(600.0, "--build-timeout", min=1.0, help="Cap on an environment build."),
+    max_steps: int = typer.Option(10, "--max-steps", min=1, help="Turns per policy episode (signal check)."),
+    reply_tokens: int = typer.Option(256, "--reply-tokens", min=8, help="New tokens per turn (signal check)."),
+    backend: Optional[str] = typer.Option(None, "--sandbox", help="Sandbox backend (default: bwrap)."),
+) -> None:
+    """Check every task before it may reach training, and quarantine the bad ones.
+
+    Per task: it loads (else invalid); the environment builds and the packages its Dockerfile
+    installs are present, the reference solution fits the task's time and memory limits and
+    does not need a network the task disallows (else unhealthy); the reference solution
+    passes (else unsolvable); doing nothing fails and the verifier runs cleanly (else
+    broken_verifier); both give the same result over --repeats runs (else flaky); seven
+    scripted exploit agents (editing tests, pytest hooks, writing the reward file, shadowing
+    binaries, reading the solution, hard-coding outputs, exiting early) all fail (else
+    exploitable); with --policy, the policy's pass rate over --samples episodes is strictly
+    between 0 and 1 (else no_signal). Static lint adds warnings. Every check keeps its
+    evidence: commands, exit codes, rewards, timings.
+
+    Give the quarantine list to training and evaluation: `quarantine = "DIR/quarantine.txt"`
+    in a run config, or `posttrain eval --quarantine DIR/quarantine.txt`.
+
+    \b
+    posttrain inspect tasks/terminal --out runs/inspect
+    posttrain inspect tasks/terminal --out runs/inspect-smol --policy smollm2-135m -k 4
+    """
+    from posttrain.quality.gate import run_inspection
+    from posttrain.quality.inspector import InspectOptions, task_dirs
+    from posttrain.quality.probes import PROBES
+
+    chosen = tuple(p.strip() for p in probes.split(",") if p.strip()) if probes else tuple(PROBES)
+    unknown = [p for p in chosen if p not in PROBES]
+    if unknown:
+        fail(f"--probes: unknown probe {unknown[0]!r}; choose from {', '.join(PROBES)}")
+    options = InspectOptions(repeats=repeats, probes=chosen, backend=backend,
+                             build_timeout_s=build_timeout, max_agent_s=max_seconds, max_verifier_s=max_seconds,
+                             **({"concurrency": concurrency} if concurrency else {}))
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    try:
+        total = len(task_dirs(path))
+    except PosttrainError as exc:
+        fail(str(exc))
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=console)
+    handle = progress.add_task("inspecting", total=total)
+    counts: dict[str, int] = {}
+
+    def on_task(report) -> None:
+        counts[report.verdict] = counts.get(report.verdict, 0) + 1
+        shown = ", ".join(f"{v} {n}" for v, n in sorted(counts.items()))
+        progress.update(handle, advance=1, description=f"inspecting  {shown}")
+        if not console.is_terminal:
+            console.print(f"{report.id}: {report.verdict}" + (f" ({report.reason[:160]})" if report.reason else ""),
+                          highlight=False)
+
+    try:
+        with progress:
+            report = run_inspection(path, out, options, policy=policy, samples=samples, policy_max_steps=max_steps,
+                                    policy_reply_tokens=reply_tokens, on_task=on_task)
+    except PosttrainError as exc:
+        fail(str(exc))
+    summary = report["summary"]
+    emit_json({"out": str(out), "n_tasks": summary["n_tasks"], "quarantined": summary["quarantined"],
+               "verdicts": {k: v for k, v in summary["verdicts"].items() if v}, "duration_s": summary["duration_s"]},
+              None)

@@ -1,0 +1,238 @@
+"""`posttrain inspect`: every check on every task, in parallel sandboxes, into a report and a
+quarantine list.
+
+Per task: load (else `invalid`), lint, build the environment once (its layers are shared by
+every trial after), then the trials in parallel: the reference solution and doing nothing,
+R times each, and the declared-dependency look-up; then, for a task that passed those, one
+trial per exploit probe. With a policy, K episodes per remaining task measure its pass rate.
+Every trial is its own sandbox and never raises, so one broken task cannot stop the others.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from posttrain.errors import PosttrainError
+from posttrain.quality import execution
+from posttrain.quality.lint import lint_task
+from posttrain.quality.probes import PROBES, all_probes, one_probe
+from posttrain.quality.trial import Trial, run_trial
+from posttrain.quality.verdicts import FAIL, PASS, SKIP, Check, decide
+from posttrain.tasks.harbor import load_harbor_task
+from posttrain.tasks.records import Task
+
+TASK_MARKERS = ("task.toml", "instruction.md", "tests", "solution", "environment")
+
+
+@dataclass
+class InspectOptions:
+    repeats: int = 3
+    probes: tuple[str, ...] = tuple(PROBES)
+    concurrency: int = field(default_factory=lambda: os.cpu_count() or 2)  # CPU-bound verifiers: one per core
+    backend: str | None = None
+    build_timeout_s: float = 600.0
+    max_agent_s: float = 600.0  # caps a task's own agent timeout (the oracle's time limit)
+    max_verifier_s: float = 600.0
+
+
+@dataclass
+class TaskReport:
+    id: str
+    path: str
+    checks: list[Check] = field(default_factory=list)
+    verdict: str = "ok"
+    reason: str = ""
+    duration_s: float = 0.0
+    task: Task | None = None
+    pass_rate: float | None = None
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "path": self.path, "verdict": self.verdict, "reason": self.reason,
+                "duration_s": round(self.duration_s, 3), "pass_rate": self.pass_rate,
+                "checks": [c.to_dict() for c in self.checks]}
+
+
+def task_dirs(path: Path | str) -> list[Path]:
+    """A task directory, or every task-like directory directly under a suite directory."""
+    root = Path(path)
+    if not root.is_dir():
+        raise PosttrainError(f"{root}: no such task or suite directory")
+    if any((root / m).exists() for m in ("task.toml", "instruction.md")):
+        return [root]
+    dirs = [d for d in sorted(root.iterdir()) if d.is_dir() and any((d / m).exists() for m in TASK_MARKERS)]
+    if not dirs:
+        raise PosttrainError(f"{root}: no task directories (none has task.toml, instruction.md or tests/)")
+    return dirs
+
+
+def _capped(task: Task, options: InspectOptions) -> Task:
+    limits = task.limits.model_copy(update={
+        "agent_timeout_s": min(task.limits.agent_timeout_s, options.max_agent_s),
+        "verifier_timeout_s": min(task.limits.verifier_timeout_s, options.max_verifier_s)})
+    metadata = {**task.metadata, "build_timeout_s": min(float(task.metadata.get("build_timeout_s", 600.0)),
+                                                        options.build_timeout_s)}
+    return task.model_copy(update={"limits": limits, "metadata": metadata})
+
+
+class Inspector:
+    def __init__(self, options: InspectOptions) -> None:
+        self.options = options
+        self.trials = ThreadPoolExecutor(max_workers=options.concurrency, thread_name_prefix="trial")
+
+    def close(self) -> None:
+        self.trials.shutdown(wait=True)
+
+    def _submit(self, task: Task, built, name: str, act, verify: bool = True) -> Future:
+        return self.trials.submit(run_trial, task, built, name, act, self.options.backend, verify)
+
+    def inspect(self, directory: Path) -> TaskReport:
+        started = time.perf_counter()
+        report = TaskReport(directory.name, str(directory))
+        try:
+            self._inspect(directory, report)
+        except Exception as exc:  # noqa: BLE001 - one task's surprise must not stop the inspection
+            report.checks.append(Check("inspector", "load", FAIL, f"the inspector failed on this task: "
+                                       f"{type(exc).__name__}: {exc}", "invalid"))
+        report.verdict, report.reason = decide(report.checks)
+        report.duration_s = time.perf_counter() - started
+        return report
+
+    def _inspect(self, directory: Path, report: TaskReport) -> None:
+        try:
+            task = load_harbor_task(directory)
+        except PosttrainError as exc:
+            report.checks.append(Check("loads", "load", FAIL, str(exc), "invalid"))
+            return
+        report.checks.append(Check("loads", "load", PASS, "task.toml, instruction.md and tests/test.sh load"))
+        task = _capped(task, self.options)
+        report.task = task
+        report.checks.extend(lint_task(task))
+        built = self._build(task, report)
+        if built is None:
+            return
+        packages = execution.declared_packages(Path(task.environment.dockerfile_dir or "") / "Dockerfile"
+                                               if task.environment else Path("-"))
+        deps = self._submit(task, built, "dependencies", lambda a: execution.check_dependencies(a, packages),
+                            verify=False) if packages["apt"] or packages["pip"] else None
+        timeout = float(task.limits.agent_timeout_s)
+        oracle = [self._submit(task, built, f"oracle-{i}", lambda a: execution.run_oracle(a, timeout))
+                  for i in range(self.options.repeats)] if task.solution else []
+        nop = [self._submit(task, built, f"nop-{i}", execution.run_nothing) for i in range(self.options.repeats)]
+        report.checks.append(execution.dependency_check(packages, deps.result() if deps else None))
+        network = execution.network_check(task)
+        report.checks.append(network)
+        oracle_trials, nop_trials = [f.result() for f in oracle], [f.result() for f in nop]
+        oracle_result = execution.oracle_check(task, oracle_trials)
+        if oracle_result.verdict == "unsolvable" and network.status == "warn":
+            oracle_result.verdict = "unhealthy"
+            oracle_result.summary = f"fails, and {network.summary}: {network.evidence.get('uses')}"
+        report.checks += [oracle_result, execution.nop_check(nop_trials),
+                          execution.repeat_check(oracle_trials, nop_trials)]
+        if any(c.status == FAIL for c in report.checks):
+            verdict, _ = decide(report.checks)
+            for name in self.options.probes:
+                report.checks.append(Check(f"probe:{name}", "probe", SKIP, f"not tried: the task is already {verdict}"))
+            return
+        self._probe(task, built, report)
+
+    def _probe(self, task: Task, built, report: TaskReport) -> None:
+        """Every probe in one trial; only when that passes, one trial per probe to name it."""
+        names = self.options.probes
+        if not names:
+            return
+        combined = self._submit(task, built, "probes-together", all_probes(names)).result()
+        played = [n for n in combined.note.split(",") if n]
+        evidence = {"together": combined.evidence()}
+        if combined.error or not combined.passed:
+            for name in names:
+                if name in played:
+                    status = f"fails (played with the other probes: reward {combined.reward})" if not combined.error \
+                        else f"the probe trial could not run: {combined.error}"
+                else:
+                    status = "nothing to try (the state is the do-nothing run's)"
+                report.checks.append(Check(f"probe:{name}", "probe", PASS, status, evidence=evidence))
+            return
+        alone = {name: self._submit(task, built, f"probe-{name}", one_probe(name)) for name in played}
+        hits = []
+        for name in names:
+            if name not in alone:
+                report.checks.append(Check(f"probe:{name}", "probe", PASS, "nothing to try", evidence=evidence))
+                continue
+            trial = alone[name].result()
+            check = _probe_check(name, trial)
+            hits += [name] if check.status == FAIL else []
+            report.checks.append(check)
+        if not hits:
+            report.checks.append(Check("probe:combined", "probe", FAIL, f"the probes {', '.join(played)} pass together "
+                                       f"(reward {combined.reward}), none alone", "exploitable", evidence))
+
+    def _build(self, task: Task, report: TaskReport):
+        from posttrain.agent.task_sandbox import build_task_environment
+
+        started = time.perf_counter()
+        try:
+            built = build_task_environment(task)
+        except Exception as exc:  # noqa: BLE001 - a Dockerfile can fail in any way
+            report.checks.append(Check("environment_builds", "environment", FAIL, f"the environment does not build: "
+                                       f"{str(exc)[-800:]}", "unhealthy",
+                                       {"duration_s": round(time.perf_counter() - started, 3)}))
+            return None
+        report.checks.append(Check("environment_builds", "environment", PASS,
+                                   f"built ({built.cache_hits} cached steps, {built.steps_run} run)",
+                                   evidence={"duration_s": round(time.perf_counter() - started, 3),
+                                             "log": built.log[-20:], "system_mode": built.system_writable}))
+        return built
+
+
+def _probe_check(name: str, trial: Trial) -> Check:
+    evidence = trial.evidence()
+    if trial.error:
+        return Check(f"probe:{name}", "probe", PASS, f"the probe could not run: {trial.error}", evidence=evidence)
+    if not trial.applicable:
+        return Check(f"probe:{name}", "probe", PASS, "nothing to try (the state is the do-nothing run's)",
+                     evidence=evidence)
+    if trial.passed:
+        return Check(f"probe:{name}", "probe", FAIL, f"the {name} hack passes the verifier (reward {trial.reward})",
+                     "exploitable", evidence)
+    return Check(f"probe:{name}", "probe", PASS, f"fails (reward {trial.reward})", evidence=evidence)
+
+
+def inspect_dirs(dirs: list[Path], options: InspectOptions,
+                 on_task: Callable[[TaskReport], None] | None = None) -> list[TaskReport]:
+    """Inspect tasks in parallel (concurrency tasks at once, their trials sharing one pool)."""
+    inspector = Inspector(options)
+    reports: list[TaskReport | None] = [None] * len(dirs)
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, options.concurrency), thread_name_prefix="task") as pool:
+            futures = {pool.submit(inspector.inspect, d): i for i, d in enumerate(dirs)}
+            for future in as_completed(futures):
+                report = future.result()
+                reports[futures[future]] = report
+                if on_task is not None:
+                    on_task(report)
+    finally:
+        inspector.close()
+    return [r for r in reports if r is not None]
+
+
+def apply_signal(reports: list[TaskReport], pass_rates: dict[str, tuple[int, int]]) -> None:
+    """Add the signal check from (passed, samples) per task id, and re-decide the verdicts."""
+    for report in reports:
+        if report.id not in pass_rates:
+            continue
+        passed, samples = pass_rates[report.id]
+        rate = passed / samples if samples else 0.0
+        report.pass_rate = rate
+        evidence = {"passed": passed, "samples": samples}
+        if rate in (0.0, 1.0):
+            report.checks.append(Check("signal", "signal", FAIL, f"the policy passes {passed} of {samples}: "
+                                       f"{'too hard' if rate == 0 else 'too easy'} for it now", "no_signal", evidence))
+        else:
+            report.checks.append(Check("signal", "signal", PASS, f"the policy passes {passed} of {samples}",
+                                       evidence=evidence))
+        report.verdict, report.reason = decide(report.checks)

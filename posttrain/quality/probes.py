@@ -1,0 +1,365 @@
+"""Exploit probes: scripted adversarial agents, each trying one known reward hack from a fresh
+sandbox without solving the task. Then the task's verifier runs as after any episode. A probe
+that earns a passing reward makes the task `exploitable`.
+
+A probe first looks around the sandbox as an agent could (one pass, shared by all probes), and
+has nothing to do when its hack has nothing to work on.
+
+    read_solution    find the reference solution in the sandbox and run it
+    hardcode_output  copy expected outputs it can read (copied tests, expected files) into
+                     the outputs the instruction names
+    early_exit       create the named outputs empty, claim success and stop
+    edit_tests       neuter test files it can find in the workspace
+    reward_file      write reward.txt / reward.json where a verifier might read them
+    pytest_hooks     conftest.py, pytest.ini and Python startup hooks (sitecustomize.py,
+                     usercustomize.py, .pth) that turn every failure into a pass
+    shadow_binaries  fake python, pytest, bash, curl ... on every writable PATH directory,
+                     as shell functions and a PATH entry in rc files, and a pytest module in
+                     the working directory
+
+`all_probes` plays every applicable hack in one sandbox, in the order above (each one only
+pushes toward a pass, and the ones that read the sandbox go before the ones that rewrite
+it): when that fails, each one alone fails too, and only a pass needs a trial per probe to
+name the hack.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Callable
+
+from posttrain.quality.task_paths import instruction_paths
+from posttrain.quality.trial import NOT_APPLICABLE, Actor, Step
+
+PRUNE = ("/proc", "/sys", "/dev", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc",
+         "/var/lib", "/var/cache", "/var/log", "/tests", "/logs", "/boot", "/run", "/snap")
+PRUNE_NAMES = ("node_modules", ".git", "site-packages", "dist-packages", "__pycache__", ".cache")
+TEST_FILE = re.compile(r"^(test_.*\.py|.*_test\.py|tests\.py|check.*\.py|verify.*\.py|test.*\.sh|check.*\.sh|"
+                       r"verify.*\.sh|run[_-]tests.*|.*\.test\.[jt]s|.*\.spec\.[jt]s|.*_test\.go|.*\.bats)$")
+SOLUTION_FILE = re.compile(r"^(solve\.sh|solution\.sh|solve|oracle\.sh)$")
+EXPECTED_HINTS = ("expected", "golden", "answer", "reference", "correct")
+SHADOWED = ("python", "python3", "pytest", "py.test", "bash", "sh", "curl", "wget", "node", "npm", "make", "diff",
+            "cmp", "grep", "jq", "sqlite3", "gcc", "cc", "go", "cargo", "java", "ruby", "perl", "git", "timeout")
+RC_FILES = ("/root/.bashrc", "/root/.bash_profile", "/root/.profile", "/etc/bash.bashrc", "/etc/profile",
+            "/etc/profile.d/zz-probe.sh")
+FAKE_BIN_DIR = "/root/.posttrain-probe-bin"
+MAX_FILES = 20000
+
+FORCE_PASS_PLUGIN = '''import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome, report.longrepr = "passed", None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        report.outcome, report.longrepr = "passed", None
+
+
+def pytest_sessionfinish(session, exitstatus):
+    session.exitstatus = 0
+'''
+STARTUP_HOOK = '''import atexit
+import os
+
+os.environ.setdefault("PYTEST_PLUGINS", "posttrain_probe_plugin")
+atexit.register(lambda: os._exit(0))
+'''
+PYTEST_INI = "[pytest]\naddopts = --collect-only -q\n"
+FAKE_BINARY = '''#!/bin/sh
+# posttrain probe: a shadowed {name}
+mkdir -p /logs/verifier 2>/dev/null && echo 1 > /logs/verifier/reward.txt 2>/dev/null
+echo "all tests passed"
+exit 0
+'''
+
+
+@dataclass
+class Surroundings:
+    """What an agent can find in its sandbox, outside the system directories."""
+
+    files: dict[str, int] = field(default_factory=dict)  # path -> size
+    path_dirs: list[str] = field(default_factory=list)
+    writable_dirs: list[str] = field(default_factory=list)  # of path_dirs and the workspace's venv bin dirs
+    site_dirs: list[str] = field(default_factory=list)  # every Python's site-packages, user site included
+    missing_outputs: list[str] = field(default_factory=list)  # paths the instruction names that do not exist
+    digests: dict[str, str] = field(default_factory=dict)  # path -> sha256, for files sized like a task file
+
+    def named(self, pattern: re.Pattern) -> list[str]:
+        return [p for p in self.files if pattern.match(PurePosixPath(p).name)]
+
+
+def _task_files(directory: str | None) -> dict[str, tuple[int, str]]:
+    """relative path -> (size, sha256) of a task's own directory (tests/, solution/)."""
+    if not directory or not Path(directory).is_dir():
+        return {}
+    return {str(f.relative_to(directory)): (f.stat().st_size, hashlib.sha256(f.read_bytes()).hexdigest())
+            for f in Path(directory).rglob("*") if f.is_file() and 0 < f.stat().st_size < 5_000_000}
+
+
+def look_around(actor: Actor) -> Surroundings:
+    text = actor.task.instruction if isinstance(actor.task.instruction, str) else "\n".join(
+        m.get("content", "") for m in actor.task.instruction)
+    outputs = instruction_paths(text, actor.workdir)
+    prune = " -o ".join([*(f"-path {p}" for p in PRUNE), *(f"-name {shlex.quote(n)}" for n in PRUNE_NAMES)])
+    quoted_outputs = " ".join(shlex.quote(p.rstrip("/") or "/") for p in outputs)
+    script = f"""
+echo '== files'
+find / \\( {prune} \\) -prune -o -type f -printf '%s\\t%p\\n' 2>/dev/null | head -n {MAX_FILES}
+echo '== path'
+echo "$PATH" | tr ':' '\\n'
+venvs=$(find / \\( -path /proc -o -path /sys -o -path /dev -o -path /usr -o -name node_modules \\) -prune -o \\
+  -path '*/bin/python*' \\( -type f -o -type l \\) -print 2>/dev/null | head -n 20)
+echo '== writable'
+for d in $(echo "$PATH" | tr ':' ' ') $(for v in $venvs; do dirname "$v"; done); do [ -w "$d" ] && echo "$d"; done
+echo '== sites'
+for p in $( (for p in /usr/local/bin/python3* /usr/bin/python3*; do [ -x "$p" ] && readlink -f "$p"; done \
+  | grep -E '/python3(\\.[0-9]+)?$'; for v in $venvs; do echo "$v"; done) | sort -u); do
+  "$p" -S -c 'import site; print("\\n".join(site.getsitepackages() + [site.getusersitepackages()]))' 2>/dev/null
+done | sort -u
+echo '== missing'
+for p in {quoted_outputs}; do [ -e "$p" ] || echo "$p"; done
+true
+"""
+    started = time.perf_counter()
+    result = actor.run(script, timeout=120, record=False)
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in result.stdout.splitlines():
+        if line.startswith("== "):
+            current = line[3:]
+            sections[current] = []
+        elif current is not None and line:
+            sections[current].append(line)
+    seen = Surroundings()
+    for line in sections.get("files", []):
+        size, _, path = line.partition("\t")
+        if path.startswith("/") and size.isdigit():
+            seen.files[path] = int(size)
+    seen.path_dirs = list(dict.fromkeys(sections.get("path", [])))
+    seen.writable_dirs = list(dict.fromkeys(sections.get("writable", [])))
+    seen.site_dirs = [s for s in sections.get("sites", []) if s.startswith("/")]
+    missing = set(sections.get("missing", []))
+    seen.missing_outputs = [p for p in outputs if (p.rstrip("/") or "/") in missing]
+    sizes = {size for d in (actor.task.solution, actor.task.metadata.get("tests_dir"))
+             for size, _ in _task_files(d).values()}
+    same_size = [p for p, size in seen.files.items() if size in sizes]
+    if same_size:
+        listing = actor.run("sha256sum -- " + " ".join(shlex.quote(p) for p in same_size[:500]) + " 2>/dev/null; true",
+                            timeout=120, record=False)
+        for line in listing.stdout.splitlines():
+            digest, _, path = line.partition("  ")
+            seen.digests[path] = digest
+    actor.trial.steps.append(_summary_step(seen, time.perf_counter() - started))
+    return seen
+
+
+def _summary_step(seen: Surroundings, duration_s: float) -> Step:
+    return Step("look around: find files outside the system directories, PATH, Python site directories",
+                0, duration_s, output_tail=f"{len(seen.files)} files, writable PATH dirs {seen.writable_dirs}, "
+                f"site dirs {seen.site_dirs}, missing outputs {seen.missing_outputs}")
+
+
+def _copies_of(seen: Surroundings, directory: str | None) -> list[str]:
+    digests = {digest for _, digest in _task_files(directory).values()}
+    return [p for p, d in seen.digests.items() if d in digests]
+
+
+# ---- the probes: each returns False when it has nothing to try -----------------------------
+
+def read_solution(actor: Actor, seen: Surroundings) -> bool:
+    scripts = [p for p in dict.fromkeys([*_copies_of(seen, actor.task.solution), *seen.named(SOLUTION_FILE)])
+               if p.endswith(".sh") or SOLUTION_FILE.match(PurePosixPath(p).name)]
+    for script in scripts[:3]:
+        actor.run(f"cd {shlex.quote(str(PurePosixPath(script).parent))} && bash {shlex.quote(script)}",
+                  timeout=min(float(actor.task.limits.agent_timeout_s), 600.0))
+    return bool(scripts)
+
+
+_LITERAL = re.compile(r"==\s*(?:\"((?:[^\"\\\n]|\\.)*)\"|'((?:[^'\\\n]|\\.)*)'|(-?\d+(?:\.\d+)?)\b)")
+
+
+def _literals(text: str, output_name: str) -> list[str]:
+    """Values a test compares against, nearest to where it names the output."""
+    lines = text.splitlines()
+    anchors = [i for i, line in enumerate(lines) if output_name in line] or [0]
+    values: list[str] = []
+    for anchor in anchors:
+        for line in lines[anchor:anchor + 30]:
+            for match in _LITERAL.finditer(line):
+                if match.group(3) is not None:
+                    values.append(match.group(3))
+                    continue
+                raw = match.group(1) if match.group(1) is not None else match.group(2)
+                try:
+                    values.append(ast.literal_eval(f'"""{raw}"""'))
+                except (ValueError, SyntaxError):
+                    values.append(raw)
+    return values
+
+
+def hardcode_output(actor: Actor, seen: Surroundings) -> bool:
+    outputs = [p for p in seen.missing_outputs if not p.endswith("/")]
+    if not outputs:
+        return False
+    tests = list(dict.fromkeys([*seen.named(TEST_FILE), *_copies_of(seen, actor.task.metadata.get("tests_dir"))]))
+    files: dict[str, tuple[str, int]] = {}
+    for output in outputs:
+        name = PurePosixPath(output).name
+        stem = PurePosixPath(output).stem.lower()
+        sources = [p for p in seen.files if p != output and not TEST_FILE.match(PurePosixPath(p).name)
+                   and not p.endswith((".py", ".sh")) and (
+                       PurePosixPath(p).name == name or (stem in PurePosixPath(p).name.lower()
+                                                         and any(h in p.lower() for h in EXPECTED_HINTS)))]
+        content = None
+        for source in sources[:3]:
+            content = actor.read(source)
+            if content is not None:
+                break
+        if content is None:
+            for test in tests[:20]:
+                values = _literals(actor.read(test) or "", name)
+                if values:
+                    content = values[0] if values[0].endswith("\n") else values[0] + "\n"
+                    break
+        if content is not None:
+            files[output] = (content, 0o644)
+    actor.write_many(files)
+    return bool(files)
+
+
+def early_exit(actor: Actor, seen: Surroundings) -> bool:
+    if not seen.missing_outputs:
+        return False
+    moves = []
+    for output in seen.missing_outputs:
+        quoted = shlex.quote(output.rstrip("/"))
+        moves.append(f"mkdir -p {quoted}" if output.endswith("/") else
+                     f"mkdir -p \"$(dirname {quoted})\"; [ -e {quoted} ] || : > {quoted}")
+    actor.run("; ".join(moves) + "; echo 'Task completed successfully.'; exit 0", timeout=30)
+    return True
+
+
+def _neutered_python(text: str) -> str:
+    """The same test names, each body `pass`; a script becomes an immediate success."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return "def test_ok():\n    pass\n"
+    names = [node.name for node in ast.walk(tree)
+             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")]
+    if not names:
+        return "import sys\nsys.exit(0)\n"
+    return "".join(f"def {name}(*args, **kwargs):\n    pass\n\n\n" for name in dict.fromkeys(names))
+
+
+def _neutered(path: str, text: str) -> str:
+    name = PurePosixPath(path).name
+    if name.endswith(".py"):
+        return _neutered_python(text)
+    if name.endswith((".js", ".ts")):
+        return 'test("ok", () => {});\n'
+    if name.endswith(".go"):
+        package = re.search(r"^package\s+(\w+)", text, re.MULTILINE)
+        return f"package {package.group(1) if package else 'main'}\n\nimport \"testing\"\n\nfunc TestOK(t *testing.T) {{}}\n"
+    if name.endswith(".bats"):
+        return '@test "ok" {\n  true\n}\n'
+    return "#!/bin/sh\nexit 0\n"
+
+
+def edit_tests(actor: Actor, seen: Surroundings) -> bool:
+    tests = list(dict.fromkeys([*seen.named(TEST_FILE), *_copies_of(seen, actor.task.metadata.get("tests_dir"))]))
+    tests = [t for t in tests if "posttrain_probe" not in t]
+    files = {path: (_neutered(path, actor.read(path) or ""), 0o755) for path in tests[:200]}
+    actor.write_many(files)
+    return bool(files)
+
+
+def reward_file(actor: Actor, seen: Surroundings) -> bool:
+    files: dict[str, tuple[str, int]] = {}
+    for directory in dict.fromkeys(["/logs/verifier", "/logs", actor.workdir, "/app", "/tmp", "/root"]):
+        files[f"{directory.rstrip('/')}/reward.txt"] = ("1\n", 0o644)
+        files[f"{directory.rstrip('/')}/reward.json"] = ('{"reward": 1.0}\n', 0o644)
+    actor.write_many(files)
+    return True
+
+
+def pytest_hooks(actor: Actor, seen: Surroundings) -> bool:
+    dirs = [actor.workdir, "/app", "/root", "/tmp", *{str(PurePosixPath(t).parent) for t in seen.named(TEST_FILE)}]
+    parent = PurePosixPath(actor.workdir)
+    while str(parent) != "/":
+        parent = parent.parent
+        dirs.append(str(parent))
+    files: dict[str, tuple[str, int]] = {}
+    for directory in dict.fromkeys(d.rstrip("/") for d in dirs):
+        files[f"{directory}/conftest.py"] = (FORCE_PASS_PLUGIN, 0o644)
+        if f"{directory}/pytest.ini" not in seen.files:
+            files[f"{directory}/pytest.ini"] = (PYTEST_INI, 0o644)
+    for site in seen.site_dirs:
+        files[f"{site}/posttrain_probe_hook.py"] = (STARTUP_HOOK, 0o644)
+        files[f"{site}/posttrain_probe_plugin.py"] = (FORCE_PASS_PLUGIN, 0o644)
+        files[f"{site}/posttrain-probe.pth"] = ("import posttrain_probe_hook\n", 0o644)
+        files[f"{site}/sitecustomize.py"] = ("import posttrain_probe_hook\n", 0o644)
+        files[f"{site}/usercustomize.py"] = ("import posttrain_probe_hook\n", 0o644)
+    actor.write_many(files)
+    return True
+
+
+def shadow_binaries(actor: Actor, seen: Surroundings) -> bool:
+    functions = "".join(f"{n}() {{ echo 'all tests passed'; return 0; }}\n" for n in SHADOWED
+                        if n.replace(".", "").isalnum() and n not in ("sh", "bash"))
+    rc_text = f"\n# posttrain probe\nexport PATH={FAKE_BIN_DIR}:$PATH\n{functions}"
+    files: dict[str, tuple[str, int]] = {}
+    for module_dir in dict.fromkeys([actor.workdir, "/app", "/root", "/tmp"]):
+        files[f"{module_dir.rstrip('/')}/pytest.py"] = ("raise SystemExit(0)\n", 0o644)
+    appends = "; ".join(f"{{ mkdir -p {shlex.quote(str(PurePosixPath(rc).parent))} && cat >> {shlex.quote(rc)}; }} "
+                        f"< /tmp/.posttrain-probe-rc" for rc in RC_FILES)
+    for directory in [FAKE_BIN_DIR, *seen.writable_dirs]:
+        for name in SHADOWED:
+            files[f"{directory.rstrip('/')}/{name}"] = (FAKE_BINARY.format(name=name), 0o755)
+    actor.write_many({"/tmp/.posttrain-probe-rc": (rc_text, 0o644)})
+    actor.run(f"{appends}; rm -f /tmp/.posttrain-probe-rc; true", timeout=30)
+    actor.write_many(files)  # the last command: a fake bash or sh must not run the probe's own steps
+    return True
+
+
+PROBES: dict[str, Callable[[Actor, Surroundings], bool]] = {
+    "read_solution": read_solution,
+    "hardcode_output": hardcode_output,
+    "early_exit": early_exit,
+    "edit_tests": edit_tests,
+    "reward_file": reward_file,
+    "pytest_hooks": pytest_hooks,
+    "shadow_binaries": shadow_binaries,
+}
+
+
+def one_probe(name: str):
+    """The act function of a trial that plays probe `name` alone."""
+    def act(actor: Actor) -> str | None:
+        return None if PROBES[name](actor, look_around(actor)) else NOT_APPLICABLE
+    return act
+
+
+def all_probes(names: tuple[str, ...]):
+    """The act function of a trial that plays every named probe, in PROBES order; records
+    which ones had something to do in the trial's note."""
+    def act(actor: Actor) -> str | None:
+        seen = look_around(actor)
+        played = [name for name in PROBES if name in names and PROBES[name](actor, seen)]
+        actor.trial.note = ",".join(played)
+        return None if played else NOT_APPLICABLE
+    return act

@@ -1,0 +1,1 @@
+collect_ignore = ["corpus"]  # deliberately flawed task files, not tests of this project

@@ -1,0 +1,5 @@
+#!/bin/bash
+# test.sh never returns
+mkdir -p /logs/verifier
+sleep 1000
+if [ "$(cat /app/total.txt 2>/dev/null)" = "15" ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi

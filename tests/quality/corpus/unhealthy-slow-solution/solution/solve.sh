@@ -1,0 +1,4 @@
+#!/bin/bash
+set -e
+sleep 6
+awk '{s+=$1} END {print s}' /app/numbers.txt > /app/total.txt

@@ -1,0 +1,86 @@
+"""`posttrain inspect` end to end: the CLI, its four outputs, and the signal check with a real
+(tiny, untrained) policy."""
+
+import json
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+CORPUS = Path(__file__).parent / "corpus"
+
+
+def inspect(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "posttrain.cli", "inspect", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+class _Ids(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids, self.tags = set(), []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.ids.update(v for k, v in attrs if k == "id")
+
+
+def test_help_explains_the_verdicts():
+    result = inspect("--help")
+    assert result.returncode == 0
+    for word in ("unsolvable", "broken_verifier", "flaky", "exploitable", "no_signal", "quarantine", "--repeats"):
+        assert word in result.stdout
+
+
+@pytest.mark.timeout(600)
+def test_cli_writes_report_quarantine_and_html(tmp_path):
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    for name in ("ok-sum-bash", "broken-always-passes", "invalid-no-test-sh", "unhealthy-build-fails"):
+        (suite / name).symlink_to(CORPUS / name)
+    result = inspect(suite, "--out", tmp_path / "out", "--repeats", "2")
+    assert result.returncode == 0, result.stderr[-2000:]
+    summary = json.loads(result.stdout[result.stdout.index("{"):])
+    assert summary["quarantined"] == 3 and summary["verdicts"] == {"ok": 1, "broken_verifier": 1, "invalid": 1,
+                                                                   "unhealthy": 1}
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    verdicts = {t["id"]: t["verdict"] for t in report["tasks"]}
+    assert verdicts["ok-sum-bash"] == "ok" and verdicts["invalid-no-test-sh"] == "invalid"
+    ok = next(t for t in report["tasks"] if t["id"] == "ok-sum-bash")
+    oracle = next(c for c in ok["checks"] if c["name"] == "oracle_passes")
+    run = oracle["evidence"]["runs"][0]
+    assert run["reward"] == 1.0 and run["steps"][0]["command"].endswith("bash /solution/solve.sh")
+    assert run["steps"][0]["exit_code"] == 0 and run["duration_s"] > 0
+    quarantine = (tmp_path / "out" / "quarantine.txt").read_text().splitlines()
+    assert sorted(line.split("\t")[0] for line in quarantine if not line.startswith("#")) == [
+        "broken-always-passes", "invalid-no-test-sh", "unhealthy-build-fails"]
+    assert "| broken-always-passes | broken_verifier |" in (tmp_path / "out" / "report.md").read_text()
+    page = _Ids()
+    page.feed((tmp_path / "out" / "report.html").read_text())
+    assert "verdicts" in page.ids and "task-ok-sum-bash" in page.ids and "svg" in page.tags
+
+
+@pytest.mark.timeout(600)
+def test_signal_check_marks_tasks_an_untrained_policy_never_solves(tmp_path):
+    from posttrain.quality.gate import run_inspection
+    from posttrain.quality.inspector import InspectOptions
+
+    dirs = [CORPUS / "ok-sum-bash", CORPUS / "ok-pytest-system-mode"]
+    report = run_inspection(CORPUS, tmp_path, InspectOptions(repeats=1, probes=(), concurrency=4),
+                            policy="tiny-llama", samples=2, policy_max_steps=2, policy_reply_tokens=16, dirs=dirs)
+    assert {t["id"]: t["verdict"] for t in report["tasks"]} == {"ok-sum-bash": "no_signal",
+                                                                "ok-pytest-system-mode": "no_signal"}
+    signal = next(c for c in report["tasks"][0]["checks"] if c["name"] == "signal")
+    assert signal["evidence"] == {"passed": 0, "samples": 2} and "too hard" in signal["summary"]
+    assert report["difficulty_histogram"]["counts"][0] == 2
+
+
+def test_apply_signal_marks_too_easy_and_keeps_the_rest():
+    from posttrain.quality.inspector import TaskReport, apply_signal
+
+    reports = [TaskReport("easy", "-"), TaskReport("fine", "-")]
+    apply_signal(reports, {"easy": (4, 4), "fine": (1, 4)})
+    assert (reports[0].verdict, reports[1].verdict) == ("no_signal", "ok")
+    assert "too easy" in reports[0].reason and reports[1].pass_rate == 0.25

@@ -1,0 +1,35 @@
+from posttrain.quality.probes import TEST_FILE, _literals, _neutered_python
+from posttrain.quality.report import difficulty_histogram
+from posttrain.quality.task_paths import instruction_paths
+
+
+def test_instruction_paths_finds_outputs_but_not_the_harness_directories():
+    text = "Read `/app/data/in.csv` and write the total to /app/total.txt. Also create report.json. " \
+           "Tests live in /tests/test_x.py; logs in /logs/verifier/. Version 1.2.3 is fine."
+    assert instruction_paths(text) == ["/app/data/in.csv", "/app/total.txt", "/app/report.json"]
+
+
+def test_literals_are_read_next_to_the_output_they_check():
+    test = 'def test_a():\n    assert 1 == 1\n\ndef test_b():\n    assert open("/app/answer.txt").read() == "42\\n"\n'
+    assert _literals(test, "answer.txt")[0] == "42\n"
+
+
+def test_neutered_tests_keep_their_names_and_pass():
+    source = "import x\n\ndef test_one():\n    assert False\n\nclass T:\n    def test_two(self):\n        assert 0\n"
+    neutered = _neutered_python(source)
+    namespace: dict = {}
+    exec(neutered, namespace)
+    namespace["test_one"]()
+    namespace["test_two"](None)
+    assert _neutered_python("import sys\nsys.exit(1)\n") == "import sys\nsys.exit(0)\n"
+
+
+def test_test_file_names():
+    assert all(TEST_FILE.match(n) for n in ("test_calc.py", "calc_test.py", "run_tests.sh", "app.spec.js"))
+    assert not any(TEST_FILE.match(n) for n in ("calc.py", "conftest.py", "latest.txt"))
+
+
+def test_difficulty_histogram_bins():
+    histogram = difficulty_histogram([0.0, 0.25, 0.5, 1.0, 1.0])
+    assert histogram["counts"] == [1, 0, 1, 0, 0, 1, 0, 0, 0, 2]
+    assert (histogram["zero"], histogram["one"]) == (1, 2)
