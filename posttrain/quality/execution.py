@@ -197,8 +197,8 @@ def check_dependencies(actor: Actor, packages: dict[str, list[str]]) -> str | No
         actor.run(f"dpkg-query -W -f='${{Status}}' {shlex.quote(name)} 2>&1 | grep -q 'install ok installed'",
                   timeout=30)
     for name in packages["pip"]:
-        actor.run(f"python3 -m pip show {shlex.quote(name)} >/dev/null 2>&1 || pip show {shlex.quote(name)} "
-                  f">/dev/null 2>&1", timeout=60)
+        actor.run(f"python3 -c 'import importlib.metadata as m, sys; m.version(sys.argv[1])' {shlex.quote(name)}",
+                  timeout=60)
     return None
 
 
