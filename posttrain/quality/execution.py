@@ -32,6 +32,11 @@ NETWORK_COMMANDS = re.compile(
 MISSING_COMMAND = re.compile(r"(?:^|\n)(?:[^\n]*?: )?(?:line \d+: )?([\w.+-]+): (?:command )?not found")
 MISSING_MODULE = re.compile(r"No module named '?([\w.]+)'?")
 SHELL_SYNTAX = re.compile(r"syntax error|unexpected end of file|unexpected EOF", re.IGNORECASE)
+# the verifier broke, whatever the solution did: its own files missing, no test run, pytest crashing
+VERIFIER_CRASH = re.compile(
+    r"ERROR: file or directory not found: /tests|ERROR: file not found: /tests|no tests ran|collected 0 items|"
+    r"INTERNALERROR|can't open file '/tests/|/tests/[^\s:'\"]*: No such file or directory|"
+    r"/tests/[^\s:'\"]*: Permission denied")
 
 
 def run_oracle(actor: Actor, timeout_s: float) -> str | None:
@@ -60,6 +65,9 @@ def _verifier_broken(trial: Trial) -> str | None:
     stderr = str(details.get("stderr_tail", ""))
     if details.get("exit_code") == 2 and SHELL_SYNTAX.search(stderr):
         return f"test.sh does not parse: {stderr.strip()[-200:]}"
+    crash = VERIFIER_CRASH.search(stderr + "\n" + str(details.get("stdout_tail", "")))
+    if crash:
+        return f"the tests did not run: {crash.group(0)!r}"
     if details.get("reward_file") and details.get("error"):
         return details["error"]
     if details.get("reward_file") is None and details.get("exit_code") == 0:
@@ -67,13 +75,16 @@ def _verifier_broken(trial: Trial) -> str | None:
     return None
 
 
-def _missing_dependency(text: str) -> str | None:
-    command = MISSING_COMMAND.search(text)
-    if command:
-        return f"`{command.group(1)}` is not installed (command not found)"
-    module = MISSING_MODULE.search(text)
-    if module:
-        return f"Python module `{module.group(1)}` is not installed"
+def _missing_dependency(text: str, instruction: str) -> str | None:
+    """A command or module the environment lacks. One the instruction names is the task's own
+    output (the solution failed to make it), not a dependency."""
+    named = lambda name: re.search(rf"(?<![\w-]){re.escape(name.split('.')[0])}(?![\w-])", instruction)  # noqa: E731
+    for match in MISSING_COMMAND.finditer(text):
+        if not named(match.group(1)):
+            return f"`{match.group(1)}` is not installed (command not found)"
+    for match in MISSING_MODULE.finditer(text):
+        if not named(match.group(1)):
+            return f"Python module `{match.group(1)}` is not installed"
     return None
 
 
@@ -107,7 +118,9 @@ def oracle_check(task, trials: list[Trial]) -> Check:
     if network and not allow:
         return Check("oracle_passes", "execution", FAIL, f"needs the network, which the task disallows "
                      f"(allow_internet = false): {network.group(0)!r}", "unhealthy", evidence)
-    missing = _missing_dependency(text)
+    instruction = task.instruction if isinstance(task.instruction, str) else "\n".join(
+        m.get("content", "") for m in task.instruction)
+    missing = _missing_dependency(text, instruction)
     if missing:
         return Check("oracle_passes", "execution", FAIL, f"a dependency is missing from the environment: {missing}",
                      "unhealthy", evidence)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import re
 import shlex
 import time
@@ -38,7 +39,7 @@ from posttrain.quality.task_paths import instruction_paths
 from posttrain.quality.trial import NOT_APPLICABLE, Actor, Step
 
 PRUNE = ("/proc", "/sys", "/dev", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc",
-         "/var/lib", "/var/cache", "/var/log", "/tests", "/logs", "/boot", "/run", "/snap")
+         "/var/lib", "/var/cache", "/var/log", "/logs", "/boot", "/run", "/snap")
 PRUNE_NAMES = ("node_modules", ".git", "site-packages", "dist-packages", "__pycache__", ".cache")
 TEST_FILE = re.compile(r"^(test_.*\.py|.*_test\.py|tests\.py|check.*\.py|verify.*\.py|test.*\.sh|check.*\.sh|"
                        r"verify.*\.sh|run[_-]tests.*|.*\.test\.[jt]s|.*\.spec\.[jt]s|.*_test\.go|.*\.bats)$")
@@ -280,10 +281,37 @@ def _neutered(path: str, text: str) -> str:
     return "#!/bin/sh\nexit 0\n"
 
 
+_MAKE_TEST = re.compile(r"^(test|check|tests)\s*:", re.MULTILINE)
+
+
+def _neutered_package_json(text: str) -> str | None:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    scripts = data.get("scripts") if isinstance(data, dict) else None
+    if not isinstance(scripts, dict) or not any(k.startswith("test") for k in scripts):
+        return None
+    for key in [k for k in scripts if k.startswith("test")]:
+        scripts[key] = "exit 0"
+    return json.dumps(data, indent=2) + "\n"
+
+
 def edit_tests(actor: Actor, seen: Surroundings) -> bool:
+    """Test files get empty tests; a package.json's test scripts and a Makefile's test/check
+    targets succeed without doing anything."""
     tests = list(dict.fromkeys([*seen.named(TEST_FILE), *_copies_of(seen, actor.task.metadata.get("tests_dir"))]))
     tests = [t for t in tests if "posttrain_probe" not in t]
     files = {path: (_neutered(path, actor.read(path) or ""), 0o755) for path in tests[:200]}
+    for path in [p for p in seen.files if PurePosixPath(p).name == "package.json"][:20]:
+        neutered = _neutered_package_json(actor.read(path) or "")
+        if neutered:
+            files[path] = (neutered, 0o644)
+    for path in [p for p in seen.files if PurePosixPath(p).name in ("Makefile", "makefile", "GNUmakefile")][:20]:
+        text = actor.read(path) or ""
+        targets = sorted(set(_MAKE_TEST.findall(text)))
+        if targets:  # a later recipe for the same target replaces the earlier one (GNU make warns)
+            files[path] = (text + "".join(f"\n{t}:\n\t@true\n" for t in targets), 0o644)
     actor.write_many(files)
     return bool(files)
 

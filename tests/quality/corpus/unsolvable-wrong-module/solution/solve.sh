@@ -1,0 +1,3 @@
+#!/bin/bash
+set -e
+printf 'def answer():\n    return 42\n' > /app/solve.py
