@@ -60,6 +60,26 @@ def test_cli_writes_report_quarantine_and_html(tmp_path):
     page = _Ids()
     page.feed((tmp_path / "out" / "report.html").read_text())
     assert "verdicts" in page.ids and "task-ok-sum-bash" in page.ids and "svg" in page.tags
+    _render_in_chromium(tmp_path / "out" / "report.html", tmp_path / "report.png")
+
+
+def _render_in_chromium(report: Path, shot: Path) -> None:
+    """The page as a browser draws it: the verdict chart's bars and one section per task."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("Debian's chromium is not installed (make setup installs it as root)")
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        page = browser.new_page()
+        page.goto(report.as_uri())
+        page.screenshot(path=str(shot), full_page=True)
+        assert page.locator("svg#verdicts rect.bar").count() == 8  # one bar per verdict
+        widths = [page.locator("svg#verdicts rect.bar").nth(i).bounding_box()["width"] for i in range(8)]
+        assert sum(w > 0 for w in widths) == 4  # ok, broken_verifier, invalid, unhealthy: one task each
+        assert page.locator("section.task").count() == 4
+        assert page.locator("section.task.broken_verifier tr.fail").count() >= 1
+        browser.close()
+    assert shot.stat().st_size > 10_000
 
 
 @pytest.mark.timeout(600)
