@@ -107,7 +107,7 @@ def eval_command(
         else:
             tokenizer = load_tokenizer("smollm2-135m")
         task_list = load_tasks(tasks, tokenizer, names, tags)
-        if quarantine is not None or quality_gate:
+        if (quarantine is not None or quality_gate) and any(t.kind == "terminal" for t in task_list):
             from posttrain.quality.gate import gate
 
             terminal = [t for t in task_list if t.kind == "terminal"]
