@@ -23,16 +23,19 @@ _TAIL = 2000
 HARNESS_ENV = {"PATH": DEFAULT_PATH}  # the harness's own commands never look up the agent's PATH
 
 
-def run_verifier(task: Task, sandbox, workdir: str | None = None) -> Reward:
+def run_verifier(task: Task, sandbox, workdir: str | None = None, wipe_reward: bool = True) -> Reward:
+    """`wipe_reward=False` leaves whatever the agent wrote in /logs/verifier (the quality
+    inspector asks whether a task's own test.sh overwrites a planted reward)."""
     tests = Path(task.metadata["tests_dir"])
     started = time.perf_counter()
     dropped: list[str] = []
+    wipe = "rm -rf /logs/verifier && " if wipe_reward else ""
     try:
         spec_env = getattr(getattr(sandbox, "spec", None), "env", None) or {}
         dropped = guard_toolchain(sandbox, spec_env.get("PATH"))
-        fresh = sandbox.exec(["/bin/sh", "-c", "mkdir -p /tests && find /tests -mindepth 1 -delete && rm -rf /logs/verifier && "
-                              "mkdir -p /logs/verifier && tar -x -C /tests --no-same-owner"], timeout=60, stdin=_tar(tests), workdir="/",
-                             env=HARNESS_ENV)
+        fresh = sandbox.exec(["/bin/sh", "-c", f"mkdir -p /tests && find /tests -mindepth 1 -delete && {wipe}"
+                              "mkdir -p /logs/verifier && tar -x -C /tests --no-same-owner"], timeout=60,
+                             stdin=_tar(tests), workdir="/", env=HARNESS_ENV)
         if fresh.exit_code != 0:
             raise SandboxError(f"could not copy the tests in: {fresh.stderr.strip()[-500:]}")
         result = sandbox.exec(["bash", "/tests/test.sh"], timeout=task.limits.verifier_timeout_s,
@@ -50,6 +53,8 @@ def run_verifier(task: Task, sandbox, workdir: str | None = None) -> Reward:
     }
     if dropped:
         details["dropped_agent_files"] = dropped[:50]
+    if not wipe_reward:
+        details["reward_files_kept"] = True
     value, source, problem = _read_reward(sandbox)
     details["reward_file"] = source
     if problem:

@@ -87,8 +87,8 @@ class Inspector:
     def close(self) -> None:
         self.trials.shutdown(wait=True)
 
-    def _submit(self, task: Task, built, name: str, act, verify: bool = True) -> Future:
-        return self.trials.submit(run_trial, task, built, name, act, self.options.backend, verify)
+    def _submit(self, task: Task, built, name: str, act, verify: bool = True, wipe_reward: bool = True) -> Future:
+        return self.trials.submit(run_trial, task, built, name, act, self.options.backend, verify, wipe_reward)
 
     def inspect(self, directory: Path) -> TaskReport:
         started = time.perf_counter()
@@ -145,7 +145,10 @@ class Inspector:
         names = self.options.probes
         if not names:
             return
-        combined = self._submit(task, built, "probes-together", all_probes(names)).result()
+        # reward_file asks whether test.sh itself overwrites a planted reward, so trials that play
+        # it keep /logs/verifier as the agent left it (the harness's wipe would hide the flaw)
+        combined = self._submit(task, built, "probes-together", all_probes(names),
+                                wipe_reward="reward_file" not in names).result()
         played = [n for n in combined.note.split(",") if n]
         evidence = {"together": combined.evidence()}
         if combined.error or not combined.passed:
@@ -157,7 +160,8 @@ class Inspector:
                     status = "nothing to try (the state is the do-nothing run's)"
                 report.checks.append(Check(f"probe:{name}", "probe", PASS, status, evidence=evidence))
             return
-        alone = {name: self._submit(task, built, f"probe-{name}", one_probe(name)) for name in played}
+        alone = {name: self._submit(task, built, f"probe-{name}", one_probe(name), wipe_reward=name != "reward_file")
+                 for name in played}
         hits = []
         for name in names:
             if name not in alone:

@@ -136,7 +136,7 @@ ActFn = Callable[[Actor], "str | None"]  # returns NOT_APPLICABLE when there was
 
 
 def run_trial(task: Task, built: BuiltEnvironment, name: str, act: ActFn, backend: str | None = None,
-              verify: bool = True) -> Trial:
+              verify: bool = True, wipe_reward: bool = True) -> Trial:
     trial = Trial(name)
     started = time.perf_counter()
     sandbox = None
@@ -146,7 +146,7 @@ def run_trial(task: Task, built: BuiltEnvironment, name: str, act: ActFn, backen
         if outcome == NOT_APPLICABLE:
             trial.applicable = False
         elif verify:
-            reward = run_verifier(task, sandbox, built.workdir)
+            reward = run_verifier(task, sandbox, built.workdir, wipe_reward=wipe_reward)
             trial.reward, trial.passed = reward.value, reward.passed
             trial.verifier = dict(reward.details)
     except Exception as exc:  # noqa: BLE001 - the inspector must survive any task
