@@ -41,8 +41,9 @@ from posttrain.quality.trial import NOT_APPLICABLE, Actor, Step
 PRUNE = ("/proc", "/sys", "/dev", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc",
          "/var/lib", "/var/cache", "/var/log", "/logs", "/boot", "/run", "/snap")
 PRUNE_NAMES = ("node_modules", ".git", "site-packages", "dist-packages", "__pycache__", ".cache")
-TEST_FILE = re.compile(r"^(test_.*\.py|.*_test\.py|tests\.py|check.*\.py|verify.*\.py|test.*\.sh|check.*\.sh|"
-                       r"verify.*\.sh|run[_-]tests.*|.*\.test\.[jt]s|.*\.spec\.[jt]s|.*_test\.go|.*\.bats)$")
+TEST_FILE = re.compile(r"^((test_|check|verify|grade|run[_-]tests?|run[_-]checks?).*|.*_test|tests?)\.(py|sh|bash|rb)$|"
+                       r"^run[_-]tests?$|^.*\.(test|spec)\.[jt]s$|^.*_test\.go$|^.*\.bats$")
+CODE = (".py", ".sh", ".bash", ".js", ".ts", ".rb", ".go", ".bats")
 SOLUTION_FILE = re.compile(r"^(solve\.sh|solution\.sh|solve|oracle\.sh)$")
 EXPECTED_HINTS = ("expected", "golden", "answer", "reference", "correct")
 SHADOWED = ("python", "python3", "pytest", "py.test", "bash", "sh", "curl", "wget", "node", "npm", "make", "diff",
@@ -101,6 +102,12 @@ class Surroundings:
 
     def named(self, pattern: re.Pattern) -> list[str]:
         return [p for p in self.files if pattern.match(PurePosixPath(p).name)]
+
+    def test_files(self) -> list[str]:
+        """Test-like files by name, and code files under a tests/ or test/ directory."""
+        in_test_dir = [p for p in self.files if p.endswith(CODE) and PurePosixPath(p).name != "conftest.py"
+                       and any(part in ("tests", "test") for part in PurePosixPath(p).parts[1:-1])]
+        return [p for p in dict.fromkeys([*self.named(TEST_FILE), *in_test_dir]) if "posttrain_probe" not in p]
 
 
 def _task_files(directory: str | None) -> dict[str, tuple[int, str]]:
@@ -216,7 +223,7 @@ def hardcode_output(actor: Actor, seen: Surroundings) -> bool:
     outputs = [p for p in seen.missing_outputs if not p.endswith("/")]
     if not outputs:
         return False
-    tests = list(dict.fromkeys([*seen.named(TEST_FILE), *_copies_of(seen, actor.task.metadata.get("tests_dir"))]))
+    tests = list(dict.fromkeys([*seen.test_files(), *_copies_of(seen, actor.task.metadata.get("tests_dir"))]))
     files: dict[str, tuple[str, int]] = {}
     for output in outputs:
         name = PurePosixPath(output).name
@@ -300,8 +307,7 @@ def _neutered_package_json(text: str) -> str | None:
 def edit_tests(actor: Actor, seen: Surroundings) -> bool:
     """Test files get empty tests; a package.json's test scripts and a Makefile's test/check
     targets succeed without doing anything."""
-    tests = list(dict.fromkeys([*seen.named(TEST_FILE), *_copies_of(seen, actor.task.metadata.get("tests_dir"))]))
-    tests = [t for t in tests if "posttrain_probe" not in t]
+    tests = list(dict.fromkeys([*seen.test_files(), *_copies_of(seen, actor.task.metadata.get("tests_dir"))]))
     files = {path: (_neutered(path, actor.read(path) or ""), 0o755) for path in tests[:200]}
     for path in [p for p in seen.files if PurePosixPath(p).name == "package.json"][:20]:
         neutered = _neutered_package_json(actor.read(path) or "")
@@ -326,7 +332,7 @@ def reward_file(actor: Actor, seen: Surroundings) -> bool:
 
 
 def pytest_hooks(actor: Actor, seen: Surroundings) -> bool:
-    dirs = [actor.workdir, "/app", "/root", "/tmp", *{str(PurePosixPath(t).parent) for t in seen.named(TEST_FILE)}]
+    dirs = [actor.workdir, "/app", "/root", "/tmp", *{str(PurePosixPath(t).parent) for t in seen.test_files()}]
     parent = PurePosixPath(actor.workdir)
     while str(parent) != "/":
         parent = parent.parent
