@@ -44,7 +44,7 @@ PRUNE_NAMES = ("node_modules", ".git", "site-packages", "dist-packages", "__pyca
 TEST_FILE = re.compile(r"^((test_|check|verify|grade|run[_-]tests?|run[_-]checks?).*|.*_test|tests?)\.(py|sh|bash|rb)$|"
                        r"^run[_-]tests?$|^.*\.(test|spec)\.[jt]s$|^.*_test\.go$|^.*\.bats$")
 CODE = (".py", ".sh", ".bash", ".js", ".ts", ".rb", ".go", ".bats")
-SOLUTION_FILE = re.compile(r"^(solve\.sh|solution\.sh|solve|oracle\.sh)$")
+SOLUTION_FILE = re.compile(r"^(solve|solution|oracle|reference_solution)(\.sh|\.py)?$")
 EXPECTED_HINTS = ("expected", "golden", "answer", "reference", "correct")
 SHADOWED = ("python", "python3", "pytest", "py.test", "bash", "sh", "curl", "wget", "node", "npm", "make", "diff",
             "cmp", "grep", "jq", "sqlite3", "gcc", "cc", "go", "cargo", "java", "ruby", "perl", "git", "timeout")
@@ -189,12 +189,16 @@ def _copies_of(seen: Surroundings, directory: str | None) -> list[str]:
 # ---- the probes: each returns False when it has nothing to try -----------------------------
 
 def read_solution(actor: Actor, seen: Surroundings) -> bool:
-    scripts = [p for p in dict.fromkeys([*_copies_of(seen, actor.task.solution), *seen.named(SOLUTION_FILE)])
-               if p.endswith(".sh") or SOLUTION_FILE.match(PurePosixPath(p).name)]
-    for script in scripts[:3]:
-        actor.run(f"cd {shlex.quote(str(PurePosixPath(script).parent))} && bash {shlex.quote(script)}",
+    """Runs what it finds of the reference solution: copies of solution/ files (by content)
+    and files named like one, shell scripts with bash, Python files with python3."""
+    found = [p for p in dict.fromkeys([*_copies_of(seen, actor.task.solution), *seen.named(SOLUTION_FILE)])
+             if p.endswith((".sh", ".py")) or SOLUTION_FILE.match(PurePosixPath(p).name)]
+    found.sort(key=lambda p: not p.endswith(".sh"))  # a solve.sh drives the rest
+    for script in found[:3]:
+        runner = "python3" if script.endswith(".py") else "bash"
+        actor.run(f"cd {shlex.quote(str(PurePosixPath(script).parent))} && {runner} {shlex.quote(script)}",
                   timeout=min(float(actor.task.limits.agent_timeout_s), 600.0))
-    return bool(scripts)
+    return bool(found)
 
 
 _LITERAL = re.compile(r"==\s*(?:\"((?:[^\"\\\n]|\\.)*)\"|'((?:[^'\\\n]|\\.)*)'|(-?\d+(?:\.\d+)?)\b)")
