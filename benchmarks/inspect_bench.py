@@ -1,12 +1,12 @@
 """Inspection time against running the reference solutions once, side by side in one run.
 
-    python benchmarks/inspect_bench.py [--tasks tasks/terminal] [--repeats 3] [--rounds 1] [--out FILE.json]
+    python benchmarks/inspect_bench.py [--tasks tasks/terminal] [--repeats 3,2,1] [--rounds 1] [--out FILE.json]
 
 Three timings on the same suite, warm environment cache (each side builds nothing):
 - oracle once, one at a time: every task's solve.sh and verifier, one task after another;
 - oracle once, parallel: the same at `posttrain eval`'s default concurrency (4);
-- the full inspection (`posttrain inspect` defaults: every check, `--repeats` runs of the
-  solution and of doing nothing, every probe).
+- the full inspection (every check, every probe), once for each `--repeats` value (runs of the
+  solution and of doing nothing; `posttrain inspect`'s default is 3).
 The sides alternate for `--rounds` rounds and the medians are reported. Progress goes to
 stderr; stdout gets one JSON object with the times and the ratios.
 """
@@ -57,7 +57,7 @@ def inspection(source: Path, repeats: int, concurrency: int) -> tuple[float, dic
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=Path, default=REPO / "tasks" / "terminal")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", default="3", help="comma-separated: one inspection per value")
     parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 2,
                         help="the inspection's (posttrain inspect's default: one per core)")
     parser.add_argument("--rounds", type=int, default=1)
@@ -69,23 +69,27 @@ def main() -> None:
     tasks = load_harbor_suite(args.tasks)
     for task in tasks:  # warm cache: neither side pays for builds
         build_task_environment(task)
-    times: dict[str, list[float]] = {"oracle_sequential_s": [], "oracle_parallel_s": [], "inspect_s": []}
+    repeats = [int(r) for r in args.repeats.split(",")]
+    times: dict[str, list[float]] = {"oracle_sequential_s": [], "oracle_parallel_s": [],
+                                     **{f"inspect_r{r}_s": [] for r in repeats}}
     verdicts: dict = {}
     for round_index in range(args.rounds):
         log(f"round {round_index + 1}: oracle once, one at a time")
         times["oracle_sequential_s"].append(oracle_once(tasks, 1))
         log(f"round {round_index + 1}: oracle once, concurrency 4")
         times["oracle_parallel_s"].append(oracle_once(tasks, 4))
-        log(f"round {round_index + 1}: inspection, repeats {args.repeats}")
-        elapsed, verdicts = inspection(args.tasks, args.repeats, args.concurrency)
-        times["inspect_s"].append(elapsed)
+        for r in repeats:
+            log(f"round {round_index + 1}: inspection, repeats {r}")
+            elapsed, verdicts[r] = inspection(args.tasks, r, args.concurrency)
+            times[f"inspect_r{r}_s"].append(elapsed)
     medians = {k: round(statistics.median(v), 2) for k, v in times.items()}
     result = {
-        "tasks": len(tasks), "repeats": args.repeats, "rounds": args.rounds, "inspect_concurrency": args.concurrency,
-        **medians,
-        "ratio_to_sequential": round(medians["inspect_s"] / medians["oracle_sequential_s"], 2),
-        "ratio_to_parallel": round(medians["inspect_s"] / medians["oracle_parallel_s"], 2),
-        "verdicts": {k: v for k, v in verdicts.items() if v},
+        "tasks": len(tasks), "rounds": args.rounds, "inspect_concurrency": args.concurrency, **medians,
+        "ratio_to_sequential": {f"r{r}": round(medians[f"inspect_r{r}_s"] / medians["oracle_sequential_s"], 2)
+                                for r in repeats},
+        "ratio_to_parallel": {f"r{r}": round(medians[f"inspect_r{r}_s"] / medians["oracle_parallel_s"], 2)
+                              for r in repeats},
+        "verdicts": {f"r{r}": {k: v for k, v in verdicts[r].items() if v} for r in repeats},
         "raw": times,
     }
     text = json.dumps(result, indent=2)
