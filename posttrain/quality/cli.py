@@ -30,6 +30,8 @@ def inspect_command(
     max_steps: int = typer.Option(10, "--max-steps", min=1, help="Turns per policy episode (signal check)."),
     reply_tokens: int = typer.Option(256, "--reply-tokens", min=8, help="New tokens per turn (signal check)."),
     backend: Optional[str] = typer.Option(None, "--sandbox", help="Sandbox backend (default: bwrap)."),
+    names: Optional[str] = typer.Option(None, "--names", help="Only these task directories (comma-separated)."),
+    tags: Optional[str] = typer.Option(None, "--tags", help="Only tasks whose task.toml has all these tags."),
 ) -> None:
     """Check every task before it may reach training, and quarantine the bad ones.
 
@@ -52,7 +54,7 @@ def inspect_command(
     posttrain inspect tasks/terminal --out runs/inspect-smol --policy smollm2-135m -k 4
     """
     from posttrain.quality.gate import run_inspection
-    from posttrain.quality.inspector import InspectOptions, task_dirs
+    from posttrain.quality.inspector import InspectOptions, select_dirs, task_dirs
     from posttrain.quality.probes import PROBES
 
     chosen = tuple(p.strip() for p in probes.split(",") if p.strip()) if probes else tuple(PROBES)
@@ -65,9 +67,10 @@ def inspect_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     try:
-        total = len(task_dirs(path))
+        dirs = select_dirs(task_dirs(path), names, tags)
     except PosttrainError as exc:
         fail(str(exc))
+    total = len(dirs)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console)
     handle = progress.add_task("inspecting", total=total)
@@ -84,7 +87,7 @@ def inspect_command(
     try:
         with progress:
             report = run_inspection(path, out, options, policy=policy, samples=samples, policy_max_steps=max_steps,
-                                    policy_reply_tokens=reply_tokens, on_task=on_task)
+                                    policy_reply_tokens=reply_tokens, on_task=on_task, dirs=dirs)
     except PosttrainError as exc:
         fail(str(exc))
     summary = report["summary"]

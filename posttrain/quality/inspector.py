@@ -70,6 +70,32 @@ def task_dirs(path: Path | str) -> list[Path]:
     return dirs
 
 
+def select_dirs(dirs: list[Path], names: str | None, tags: str | None) -> list[Path]:
+    """--names and --tags: the directories named, and those whose task.toml lists every tag (a
+    task.toml that does not parse is kept: the inspection will call it invalid)."""
+    split = lambda text: [t.strip() for t in text.split(",") if t.strip()] if text else []  # noqa: E731
+    wanted, needed = split(names), set(split(tags))
+    if wanted:
+        unknown = set(wanted) - {d.name for d in dirs}
+        if unknown:
+            raise PosttrainError(f"no task directory named {', '.join(sorted(unknown))}")
+        dirs = [d for d in dirs if d.name in wanted]
+    if needed:
+        import tomllib
+
+        def has_tags(directory: Path) -> bool:
+            try:
+                meta = tomllib.loads((directory / "task.toml").read_text()).get("metadata", {})
+            except (OSError, tomllib.TOMLDecodeError):
+                return True
+            return needed <= set(meta.get("tags") or [])
+
+        dirs = [d for d in dirs if has_tags(d)]
+    if not dirs:
+        raise PosttrainError("no task left after --names / --tags")
+    return dirs
+
+
 def _capped(task: Task, options: InspectOptions) -> Task:
     limits = task.limits.model_copy(update={
         "agent_timeout_s": min(task.limits.agent_timeout_s, options.max_agent_s),

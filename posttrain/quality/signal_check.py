@@ -23,8 +23,9 @@ def policy_pass_rates(tasks: list[Task], model_spec: str, samples: int, *, max_s
     seeds = [seed * 1_000_003 + index for index in range(len(repeated))]
     config = AgentConfig(max_steps=max_steps, reply_tokens=reply_tokens,
                          **({"max_context_tokens": limit} if limit else {}))
+    # episodes are cheap next to the model: many at once keep the engine's batches full
     trajectories = run_episodes(repeated, policy, tokenizer, config, backend=backend, seeds=seeds,
-                                max_live=concurrency, on_episode_end=on_episode)
+                                max_live=max(concurrency, min(len(repeated), 32)), on_episode_end=on_episode)
     rates: dict[str, tuple[int, int]] = {}
     for task, trajectory in zip(repeated, trajectories):
         passed, total = rates.get(task.id, (0, 0))
