@@ -359,7 +359,10 @@ def pytest_hooks(actor: Actor, seen: Surroundings) -> bool:
 def shadow_binaries(actor: Actor, seen: Surroundings) -> bool:
     functions = "".join(f"{n}() {{ echo 'all tests passed'; return 0; }}\n" for n in SHADOWED
                         if n.replace(".", "").isalnum() and n not in ("sh", "bash"))
-    rc_text = f"\n# posttrain probe\nexport PATH={FAKE_BIN_DIR}:$PATH\n{functions}"
+    aliases = "".join(f"alias {n}='echo all tests passed'\n" for n in SHADOWED if n not in ("sh", "bash"))
+    # functions before aliases: an alias already defined would rewrite a function's name
+    rc_text = (f"\n# posttrain probe\nexport PATH={FAKE_BIN_DIR}:$PATH\n{functions}"
+               f"shopt -s expand_aliases 2>/dev/null\n{aliases}")
     files: dict[str, tuple[str, int]] = {}
     for module_dir in dict.fromkeys([actor.workdir, "/app", "/root", "/tmp"]):
         files[f"{module_dir.rstrip('/')}/pytest.py"] = ("raise SystemExit(0)\n", 0o644)
