@@ -7,14 +7,12 @@ directories are dropped (verifier_guard.py)."""
 
 from __future__ import annotations
 
-import io
 import json
-import tarfile
 import time
 from pathlib import Path
 
 from posttrain.agent.verifier_guard import DEFAULT_PATH, VERIFIER_ENV, guard_toolchain
-from posttrain.sandbox.interface import SandboxError
+from posttrain.sandbox.interface import SandboxError, directory_tar
 from posttrain.tasks.records import Reward, Task
 
 REWARD_TXT = "/logs/verifier/reward.txt"
@@ -35,7 +33,7 @@ def run_verifier(task: Task, sandbox, workdir: str | None = None, wipe_reward: b
         dropped = guard_toolchain(sandbox, spec_env.get("PATH"))
         fresh = sandbox.exec(["/bin/sh", "-c", f"mkdir -p /tests && find /tests -mindepth 1 -delete && {wipe}"
                               "mkdir -p /logs/verifier && tar -x -C /tests --no-same-owner"], timeout=60,
-                             stdin=_tar(tests), workdir="/", env=HARNESS_ENV)
+                             stdin=directory_tar(tests), workdir="/", env=HARNESS_ENV)
         if fresh.exit_code != 0:
             raise SandboxError(f"could not copy the tests in: {fresh.stderr.strip()[-500:]}")
         result = sandbox.exec(["bash", "/tests/test.sh"], timeout=task.limits.verifier_timeout_s,
@@ -63,14 +61,6 @@ def run_verifier(task: Task, sandbox, workdir: str | None = None, wipe_reward: b
         details["error"] = f"test.sh ran past the verifier timeout ({task.limits.verifier_timeout_s:g} s)"
         value = 0.0
     return Reward(value=value, passed=value >= 1.0 - 1e-9, details=details)
-
-
-def _tar(directory: Path) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for child in sorted(directory.iterdir()):
-            tar.add(child, arcname=child.name)
-    return buffer.getvalue()
 
 
 _MARK = "==posttrain-reward-file=="

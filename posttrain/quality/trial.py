@@ -16,7 +16,7 @@ from typing import Any, Callable
 from posttrain.agent.task_sandbox import open_task_sandbox
 from posttrain.agent.verifier import run_verifier
 from posttrain.sandbox.environment_builder import BuiltEnvironment
-from posttrain.sandbox.interface import SandboxError
+from posttrain.sandbox.interface import SandboxError, directory_tar
 from posttrain.tasks.records import Task
 
 TAIL = 600
@@ -79,14 +79,10 @@ class Actor:
     def run_with_files(self, local_dir: Path, target: str, command: str, timeout: float) -> None:
         """Unpack `local_dir` at `target`, then run `command`: one sandbox command, recorded as
         `command`. The files arrive as a tar on stdin, so `command` gets no stdin."""
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as tar:
-            for child in sorted(Path(local_dir).iterdir()):
-                tar.add(child, arcname=child.name)
         script = (f"mkdir -p {shlex.quote(target)} && tar -x -C {shlex.quote(target)} --no-same-owner && "
                   f"exec bash -c {shlex.quote(command)} < /dev/null")
         started = time.perf_counter()
-        result = self.sandbox.exec(["bash", "-c", script], timeout=timeout, stdin=buffer.getvalue(),
+        result = self.sandbox.exec(["bash", "-c", script], timeout=timeout, stdin=directory_tar(local_dir),
                                    workdir=self.workdir)
         output = result.stdout + ("\n" if result.stdout and result.stderr else "") + result.stderr
         self.trial.steps.append(Step(command, result.exit_code, time.perf_counter() - started, result.timed_out,

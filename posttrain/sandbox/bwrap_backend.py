@@ -34,6 +34,7 @@ from posttrain.sandbox.interface import (
     SandboxError,
     SandboxSpec,
     command_argv,
+    directory_tar,
     exec_timeout,
 )
 from posttrain.sandbox.overlay import WORKSPACE_DIRS, OverlayWorkspace, skeleton_layer
@@ -231,12 +232,8 @@ class BwrapSandbox(AsyncSandboxMixin):
             raise SandboxError(f"write_file {path}: {raw.stderr.decode(errors='replace').strip()}")
 
     def upload(self, local_dir: Path, target: str) -> None:
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as tar:
-            for child in sorted(Path(local_dir).iterdir()):
-                tar.add(child, arcname=child.name)
         script = 'mkdir -p -- "$1" && tar -x -C "$1" --no-same-owner'
-        raw, _ = self._run(["sh", "-c", script, "sh", target], None, buffer.getvalue(), None, "/", 65536)
+        raw, _ = self._run(["sh", "-c", script, "sh", target], None, directory_tar(local_dir), None, "/", 65536)
         if raw.returncode != 0:
             raise SandboxError(f"upload to {target}: {raw.stderr.decode(errors='replace').strip()}")
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import io
+import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -60,6 +62,16 @@ class SandboxSpec:
     allow_network: bool = False
     rootfs: Path | None = None  # a root filesystem directory instead of the host's system dirs
     system_writable: bool = False  # /usr, /etc, /var, /opt writable (overlays over the host's): apt/pip installs
+
+
+def directory_tar(local_dir: Path) -> bytes:
+    """An uncompressed tar of a directory's contents (names relative to it), for unpacking
+    into a sandbox through a command's stdin."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for child in sorted(Path(local_dir).iterdir()):
+            tar.add(child, arcname=child.name)
+    return buffer.getvalue()
 
 
 def command_argv(cmd: str | list[str], shell: str = "bash") -> list[str]:
