@@ -1,0 +1,38 @@
+"""Executor settings -> a running Executor: `local` (threads or processes) or `ray`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from posttrain.scheduler.executor import Executor
+from posttrain.scheduler.job import JobFunction
+from posttrain.scheduler.retry import RetryPolicy
+
+
+def make_executor(
+    fn: JobFunction,
+    executor: Literal["local", "ray"] = "local",
+    workers: int = 2,
+    worker_kind: Literal["thread", "process"] = "thread",
+    address: str | None = None,
+    cpus_per_worker: float = 1.0,
+    retry: RetryPolicy | None = None,
+    weights: dict[str, float] | None = None,
+    preemption: bool = True,
+    max_workers: int | None = None,
+) -> Executor:
+    """`fn` must be a module-level function for process and Ray workers (they import it)."""
+    if executor == "ray":
+        from posttrain.scheduler.ray_worker import RayWorkerFactory
+
+        factory = RayWorkerFactory(fn, address=address, num_cpus=cpus_per_worker,
+                                   max_workers=max(workers, max_workers or workers))
+    elif worker_kind == "process":
+        from posttrain.scheduler.process_worker import ProcessWorkerFactory
+
+        factory = ProcessWorkerFactory(fn)
+    else:
+        from posttrain.scheduler.thread_worker import ThreadWorkerFactory
+
+        factory = ThreadWorkerFactory(fn)
+    return Executor(factory, workers=workers, retry=retry, weights=weights, preemption=preemption)

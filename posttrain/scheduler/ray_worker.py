@@ -1,0 +1,142 @@
+"""Workers that are Ray actors: the same jobs on every machine of a Ray cluster.
+
+`address=None` starts a local cluster (`ray.init()`), an address ("auto", "ray://host:10001")
+joins an existing one. Each worker is one actor running one job at a time; a second thread in
+the actor takes cancel() while a job runs. An actor that dies (its process killed, its node
+lost) reports `died` and the executor starts a replacement.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from posttrain.scheduler.job import Job, JobContext, JobFunction
+from posttrain.scheduler.worker import Outcome, run_job
+
+
+def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> None:
+    """Connect to Ray once per process: a local cluster, or the cluster at `address`."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+    if address:
+        kwargs["address"] = address
+    else:
+        kwargs["num_cpus"] = num_cpus or os.cpu_count() or 1
+        # workers import the job function by module path: give them this process's path
+        kwargs["runtime_env"] = {"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in _import_path() if p),
+                                              "OMP_NUM_THREADS": "1", "RAY_USAGE_STATS_ENABLED": "0"}}
+    ray.init(**kwargs)
+
+
+def _import_path() -> list[str]:
+    import sys
+
+    return [os.path.abspath(p or os.getcwd()) for p in sys.path if not p or os.path.isdir(p or ".")]
+
+
+class _JobActor:
+    """The actor body (wrapped with ray.remote on first use, so importing this module does not
+    import ray)."""
+
+    def __init__(self, fn: JobFunction, name: str) -> None:
+        self.fn = fn
+        self.name = name
+        self._cancel = threading.Event()
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def run(self, job_id: str, attempt: int, payload: Any) -> tuple[str, Any, str | None]:
+        self._cancel.clear()
+        outcome = run_job(self.fn, payload, JobContext(job_id, attempt, self.name, self._cancel.is_set))
+        return outcome.kind, outcome.value, outcome.error
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+
+_ACTOR_CLASS = None
+
+
+def _actor_class():
+    global _ACTOR_CLASS
+    if _ACTOR_CLASS is None:
+        import ray
+
+        _ACTOR_CLASS = ray.remote(max_concurrency=2, max_restarts=0)(_JobActor)
+    return _ACTOR_CLASS
+
+
+class RayWorker:
+    def __init__(self, name: str, fn: JobFunction, num_cpus: float) -> None:
+        import ray
+
+        self.name = name
+        self._actor = _actor_class().options(num_cpus=num_cpus, name=None).remote(fn, name)
+        self._pid: int | None = ray.get(self._actor.pid.remote())
+        self._ref = None
+        self._dead = False
+
+    @property
+    def pid(self) -> int | None:
+        return self._pid
+
+    def start(self, job: Job) -> None:
+        self._ref = self._actor.run.remote(job.id, job.attempts + 1, job.payload)
+
+    def poll(self) -> Outcome | None:
+        import ray
+        from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+
+        if self._ref is None:
+            return None
+        ready, _ = ray.wait([self._ref], timeout=0)
+        if not ready:
+            return None
+        ref, self._ref = self._ref, None
+        try:
+            kind, value, error = ray.get(ref)
+            return Outcome(kind, value, error)
+        except RayActorError as exc:
+            self._dead = True
+            return Outcome("died", error=f"worker actor {self.name} (pid {self._pid}) died: {type(exc).__name__}")
+        except (RayTaskError, GetTimeoutError) as exc:
+            return Outcome("failed", error=str(exc).strip().splitlines()[-1])
+
+    def cancel(self) -> None:
+        if not self._dead:
+            self._actor.cancel.remote()
+
+    def alive(self) -> bool:
+        return not self._dead
+
+    def close(self) -> None:
+        import ray
+
+        try:
+            ray.kill(self._actor, no_restart=True)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+
+class RayWorkerFactory:
+    kind = "ray"
+
+    def __init__(self, fn: JobFunction, address: str | None = None, num_cpus: float = 1.0,
+                 max_workers: int = 8) -> None:
+        self.fn = fn
+        self.num_cpus = num_cpus
+        # a local cluster's CPUs are scheduling tokens: declare enough for every worker
+        ensure_ray(address, num_cpus=max(os.cpu_count() or 1, int(num_cpus * max_workers + 0.999)))
+
+    def create(self, name: str) -> RayWorker:
+        return RayWorker(name, self.fn, self.num_cpus)
+
+    def shutdown(self) -> None:
+        pass

@@ -1,0 +1,52 @@
+"""The ray executor on a real local Ray cluster (ray.init() in the fixture)."""
+
+import os
+import signal
+import time
+
+import pytest
+
+from posttrain.scheduler import Job, RetryPolicy
+from posttrain.scheduler.factory import make_executor
+from tests.scheduler import jobs
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    from posttrain.scheduler.ray_worker import ensure_ray
+
+    ensure_ray(num_cpus=4)
+    yield
+    ray.shutdown()
+
+
+def results(executor, n, timeout=120.0):
+    deadline = time.monotonic() + timeout
+    return [executor.results.get(timeout=max(deadline - time.monotonic(), 0.01)) for _ in range(n)]
+
+
+def test_ray_actors_run_jobs_retry_and_survive_a_killed_actor(ray_cluster, tmp_path):
+    executor = make_executor(jobs.hold, "ray", workers=2, retry=RetryPolicy(max_attempts=3, backoff_s=0.05))
+    try:
+        for i in range(4):
+            executor.submit(Job(f"j{i}", {"seconds": 0.0}))
+        got = results(executor, 4)
+        assert sorted(r.job.id for r in got) == ["j0", "j1", "j2", "j3"] and all(r.ok for r in got)
+        assert {r.value["pid"] for r in got} <= {w["pid"] for w in executor.status()["workers"]}
+        assert os.getpid() not in {r.value["pid"] for r in got}  # ran in actor processes
+
+        marker = tmp_path / "pid"
+        executor.submit(Job("victim", {"marker": str(marker), "seconds": 0.3}))
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        pid = int(marker.read_text())
+        os.kill(pid, signal.SIGKILL)
+        (result,) = results(executor, 1)
+        assert result.ok and result.value["attempt"] == 2 and result.value["pid"] != pid
+        assert executor.stats.worker_deaths == 1 and executor.stats.retries == 1
+    finally:
+        executor.shutdown()
