@@ -3,7 +3,7 @@ PY := .venv/bin/python
 RUN_DIR ?= runs/quickstart
 CONFIG ?= examples/quickstart.toml
 
-.PHONY: setup run test test-fast bench clean
+.PHONY: setup run test test-fast bench bench-pipeline clean
 
 setup:
 	@bash scripts/setup_env.sh
@@ -20,6 +20,9 @@ test-fast: setup
 bench: setup
 	OMP_NUM_THREADS=2 $(PY) benchmarks/grpo_vs_trl.py --out docs/grpo_vs_trl.json
 	.venv/bin/posttrain sandbox bench --out docs/sandbox_bench.json
+
+bench-pipeline: setup
+	.venv/bin/posttrain pipeline bench --runs runs/pipeline_bench --out docs/pipeline_bench.json
 
 clean:
 	rm -rf runs .pytest_cache

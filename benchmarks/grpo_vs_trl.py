@@ -103,7 +103,8 @@ def run_posttrain(args) -> dict:
     import torch
 
     from posttrain.pipeline.build import build_engine, load_policy_pair
-    from posttrain.pipeline.sync_training import rl_step, sampling_params
+    from posttrain.pipeline.step_scoring import sampling_params
+    from posttrain.pipeline.sync_training import rl_step
     from posttrain.train.model_loading import load_tokenizer
     from posttrain.train.trainer import PolicyTrainer
 

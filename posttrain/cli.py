@@ -75,6 +75,9 @@ def _register_subcommands() -> None:
     from posttrain.evaluate.cli import app as eval_app
 
     app.add_typer(eval_app, name="eval")
+    from posttrain.pipeline.cli import app as pipeline_app
+
+    app.add_typer(pipeline_app, name="pipeline")
     from posttrain.quality.cli import inspect_command
 
     app.command("inspect")(inspect_command)

@@ -15,7 +15,7 @@ from posttrain.tasks.answer_extraction import EXTRACTORS
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
 
 
 class ModelConfig(_Strict):
@@ -126,6 +126,34 @@ class TrainConfig(_Strict):
     bootstrap_samples: int = Field(2000, ge=100)
 
 
+class SchedulerConfig(_Strict):
+    """Where rollout jobs run (`[scheduler]`): the same config runs on either executor."""
+
+    executor: Literal["local", "ray"] = Field("local", description="local: threads or processes on this machine; "
+                                              "ray: Ray actors (a local cluster, or `address`)")
+    workers: int | None = Field(None, ge=1, description="rollout workers; default: one per group that may be in "
+                                "flight (prompts_per_step x (max_staleness + 1))")
+    worker_kind: Literal["thread", "process"] = Field("thread", description="local executor: threads, or processes "
+                                                      "(a crash or kill takes down one worker, not the run)")
+    address: str | None = Field(None, description="ray: an existing cluster (\"auto\", \"ray://host:10001\"); "
+                                "none starts a local one")
+    cpus_per_worker: float = Field(1.0, ge=0, description="ray: CPUs each worker actor reserves")
+    max_attempts: int = Field(4, ge=1, description="attempts per rollout job before the run stops")
+    backoff_s: float = Field(0.5, ge=0, description="first retry delay; doubles each retry")
+    backoff_max_s: float = Field(30.0, ge=0)
+    preemption: bool = Field(True, description="overdue work preempts newer jobs when no worker is free")
+
+
+class AsyncConfig(_Strict):
+    """`[async]`: the asynchronous pipeline (mode = "async")."""
+
+    max_staleness: int = Field(1, ge=0, description="eta: the largest policy-version gap between a sample and the "
+                               "policy it trains (0 = on-policy, the synchronous loop)")
+    partial_rollouts: Literal["continue", "restart"] = Field(
+        "continue", description="generations in flight at a weight update: continue under the new weights "
+        "(token versions recorded) or restart from the prompt")
+
+
 class RunConfig(_Strict):
     seed: int = 0
     threads: int | None = Field(None, ge=1, description="torch threads; default: all cores")
@@ -137,6 +165,10 @@ class RunConfig(_Strict):
     optim: OptimConfig = Field(default_factory=OptimConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+    mode: Literal["sync", "async"] = Field("sync", description="sync: generate, then train; async: generation "
+                                           "and training overlap under [async] max_staleness")
+    scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
+    async_: AsyncConfig = Field(default_factory=AsyncConfig, alias="async")
     quarantine: str | None = Field(None, description="a quarantine.txt from posttrain inspect: its terminal tasks "
                                    "are skipped (relative paths: from the config file)")
     quality_gate: bool = Field(False, description="inspect the terminal domains' tasks before training (into "
@@ -150,7 +182,23 @@ class RunConfig(_Strict):
             raise ValueError(f"domain names must be unique; repeated: {', '.join(duplicates)}")
         if not self.domains:
             raise ValueError("at least one [[domains]] entry is required")
+        _check_pipeline(self)
         return self
+
+
+def _check_pipeline(config: RunConfig) -> None:
+    """Settings that only make sense together (called by RunConfig's validator)."""
+    if config.mode == "async" and config.algorithm.tis_cap is None:
+        raise ValueError('mode = "async" trains on samples from older policies: it needs the importance '
+                         'correction against the engine\'s logprobs, algorithm.tis_cap (e.g. 2.0)')
+    if config.engine.backend != "hf":
+        return
+    if config.mode == "async":
+        raise ValueError('mode = "async" needs engine.backend = "builtin" (the hf backend cannot serve '
+                         'generations while the trainer steps)')
+    if config.scheduler.executor == "ray" or config.scheduler.worker_kind == "process":
+        raise ValueError('scheduler.executor = "ray" and scheduler.worker_kind = "process" need engine.backend = '
+                         '"builtin"; with hf the synchronous loop generates in one batch, in this process')
 
 
 def _location(loc: tuple) -> str:
@@ -192,7 +240,7 @@ def load_config(path: Path | str) -> RunConfig:
 
 def dump_config(config: RunConfig) -> str:
     """The resolved config as TOML (every default filled in), for the run directory."""
-    return _to_toml(config.model_dump(mode="json", exclude_none=True))
+    return _to_toml(config.model_dump(mode="json", exclude_none=True, by_alias=True))
 
 
 def _toml_value(value: Any) -> str:

@@ -51,6 +51,11 @@ class TrainingProgress:
             f"reward {record['reward_mean']:.3f}  loss {record.get('loss', 0.0):+.4f}  "
             f"mismatch {record.get('logprob_mismatch_max', 0.0):.1e}  {record['step_s']:.1f}s/step"
         )
+        if record.get("max_staleness"):  # async: how off-policy the batch was, and what waits
+            info += (f"  gap {record['staleness_max']}/{record['max_staleness']}  buffered {record['buffered']}"
+                     f"  in flight {record['in_flight']}  trainer idle {record['trainer_idle_frac']:.0%}")
+        if record.get("scheduler/retries"):
+            info += f"  retries {record['scheduler/retries']}"
         self.progress.update(self.train_task, completed=step, info=info)
         if not self.console.is_terminal:  # a log file gets one line per step instead of a live bar
             self.console.print(f"step {step}/{self.progress.tasks[self.train_task].total}  {info}", highlight=False)

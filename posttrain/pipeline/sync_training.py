@@ -25,20 +25,15 @@ from posttrain.errors import PosttrainError
 from posttrain.observe.metrics import JsonlMetricsSink, truncate_metrics_after
 from posttrain.observe.trajectory_store import TrajectoryStore
 from posttrain.pipeline.build import build_engine, build_mixture, load_policy_pair
-from posttrain.pipeline.evaluation import EvalResult, evaluate
 from posttrain.pipeline.progress import TrainingProgress
-from posttrain.pipeline.rollout import RolloutGroup, generate_groups, sample_seed
+from posttrain.pipeline.rollout import generate_groups, sample_seed
 from posttrain.pipeline.terminal_rollout import run_terminal_groups
 from posttrain.pipeline.run_dir import RunDir, write_json_atomic
-from posttrain.evaluate.statistics import paired_bootstrap_ci
-from posttrain.rl import grpo_advantages, informative_groups, reinforce_pp_advantages, rloo_advantages
-from posttrain.train.checkpoint import (
-    clean_partial_checkpoints,
-    latest_checkpoint,
-    load_checkpoint_state,
-    restore_rng_state,
-    save_checkpoint,
+from posttrain.pipeline.run_outputs import (
+    HeldoutEvals, add_eval, checkpoint_due, eval_due, run_summary, save_step_checkpoint,
 )
+from posttrain.pipeline.step_scoring import sampling_params, score_step, trajectory_rows
+from posttrain.train.checkpoint import clean_partial_checkpoints, latest_checkpoint, load_checkpoint_state, restore_rng_state
 from posttrain.train.model_loading import load_model, load_tokenizer
 from posttrain.train.trainer import PolicyTrainer, finite_or_raise
 
@@ -75,15 +70,6 @@ def prepare_run(config_path: Path | None, out: Path, resume: bool) -> TrainingRu
     return TrainingRun(config, run_dir, Path(config_path).parent)
 
 
-def compute_advantages(config: RunConfig, rewards: torch.Tensor) -> torch.Tensor:
-    algo = config.algorithm
-    if algo.advantage == "grpo":
-        return grpo_advantages(rewards, normalize_std=algo.normalize_std)
-    if algo.advantage == "rloo":
-        return rloo_advantages(rewards)
-    return reinforce_pp_advantages(rewards)
-
-
 def _gate_log(console):
     if console is None:
         return print
@@ -99,6 +85,10 @@ def train(config_path: Path | None, out: Path, resume: bool = False, console=Non
 
     mixture = build_mixture(config, run.config_dir, quality_dir=rd.root / "quality",
                             log=_gate_log(console))
+    if uses_scheduler(config):  # the builtin engine: rollouts through the scheduler, sync or async
+        from posttrain.pipeline.orchestrator import train_scheduled
+
+        return train_scheduled(run, mixture, resume, console=console)
     heldout = mixture.heldout()
     tokenizer = load_tokenizer(config.model.name)
 
@@ -127,69 +117,43 @@ def train(config_path: Path | None, out: Path, resume: bool = False, console=Non
     if resume:
         store.delete_after(start_step)
     metrics = JsonlMetricsSink(rd.metrics)
-    eval_tokens = config.train.eval_max_new_tokens or config.rollout.max_new_tokens
-    system_prompt = config.rollout.system_prompt
     run_started = time.perf_counter()
     progress = TrainingProgress(config.train.steps, len(heldout), console=console)
 
-    def run_eval(label: str) -> EvalResult:
-        progress.start_eval(label)
-        result = evaluate(engine, tokenizer, heldout, eval_tokens, system_prompt,
-                          batch_size=config.train.eval_batch_size, on_progress=progress.advance_eval,
-                          agent=config.agent)
-        progress.end_eval(label, result.overall)
-        return result
+    evals = HeldoutEvals(config, engine, tokenizer, heldout, progress)
 
     with progress:
-        if rd.eval_before.is_file():
-            before = EvalResult.from_json(_read_json(rd.eval_before))
-        else:
-            before = run_eval("eval before")
-            write_json_atomic(rd.eval_before, before.to_json())
+        before = evals.before(rd)
         progress.set_completed(start_step)
 
         params = sampling_params(config)
         for step in range(start_step + 1, config.train.steps + 1):
             tasks = mixture.sample_step(step, config.rollout.prompts_per_step)
             record, groups, advantages = rl_step(config, engine, trainer, tokenizer, tasks, step, params)
-            store.add_groups(step, "train", _trajectory_rows(groups, advantages))
-            if config.train.eval_every and step % config.train.eval_every == 0 and step != config.train.steps:
-                result = run_eval(f"eval @ step {step}")
-                record["eval/overall"] = result.overall
-                record.update({f"eval/{d}": v for d, v in result.per_domain.items()})
+            store.add_groups(step, "train", trajectory_rows(groups, advantages))
+            if eval_due(config, step):
+                add_eval(record, evals.run(f"eval @ step {step}"))
             metrics.write(record)
             progress.step_done(step, record)
-            if step % config.train.checkpoint_every == 0 or step == config.train.steps:
-                save_checkpoint(
-                    rd.checkpoints, step, trainer.model, tokenizer, trainer.state_dict(),
-                    {"mixture": mixture.state_dict(), "policy_version": step,
-                     "wall_s": wall_before + time.perf_counter() - run_started},
-                    keep=config.train.keep_checkpoints,
-                )
+            if checkpoint_due(config, step):
+                save_step_checkpoint(config, rd, step, trainer, tokenizer, mixture,
+                                     wall_s=wall_before + time.perf_counter() - run_started)
 
-        after = run_eval("eval after")
+        after = evals.run("eval after")
     write_json_atomic(rd.eval_after, after.to_json())
     metrics.close()
     store.close()
 
-    ids = sorted(before.per_item)
-    delta, low, high = paired_bootstrap_ci(
-        [before.per_item[i] for i in ids], [after.per_item[i] for i in ids],
-        samples=config.train.bootstrap_samples, seed=config.seed,
-    )
-    summary = {
-        "eval_before": {"overall": before.overall, "per_domain": before.per_domain},
-        "eval_after": {"overall": after.overall, "per_domain": after.per_domain},
-        "delta": delta,
-        "delta_ci95": [low, high],
-        "n_heldout": len(ids),
-        "steps": config.train.steps,
-        "wall_s": wall_before + time.perf_counter() - run_started,
-        "resumed": bool(resume),
-        "model": config.model.name,
-    }
+    summary = run_summary(config, before, after, wall_before + time.perf_counter() - run_started, resume)
     write_json_atomic(rd.summary, summary)
     return summary
+
+
+def uses_scheduler(config: RunConfig) -> bool:
+    """Rollouts go through the scheduler and the engine service unless the engine is hf, whose
+    generate() is one batch call that cannot serve concurrent workers: then this module's
+    inline loop generates each step's groups in one call."""
+    return config.engine.backend != "hf"
 
 
 def rl_step(config: RunConfig, engine, trainer: PolicyTrainer, tokenizer, tasks, step: int, params: SamplingParams):
@@ -209,7 +173,7 @@ def rl_step(config: RunConfig, engine, trainer: PolicyTrainer, tokenizer, tasks,
         groups += run_terminal_groups(engine, tokenizer, terminal, config.rollout.group_size, agent_params,
                                       config.agent, seed=sample_seed(config.seed, step, len(tasks)))
     rollout_s = time.perf_counter() - step_started
-    record, samples, advantages = _score_step(config, groups)
+    record, samples, advantages = score_step(config, groups)
     if samples:
         stats = trainer.step(samples)
         finite_or_raise(stats)
@@ -224,50 +188,3 @@ def rl_step(config: RunConfig, engine, trainer: PolicyTrainer, tokenizer, tasks,
                   tokens_per_s=(generated + record.get("train_tokens", 0.0)) / max(step_s, 1e-9),
                   task_ids=[t.id for t in tasks])
     return record, groups, advantages
-
-
-def sampling_params(config: RunConfig) -> SamplingParams:
-    return SamplingParams(
-        n=config.rollout.group_size,
-        temperature=config.rollout.temperature,
-        top_p=config.rollout.top_p,
-        top_k=config.rollout.top_k,
-        max_tokens=config.rollout.max_new_tokens,
-    )
-
-
-def _score_step(config: RunConfig, groups: list[RolloutGroup]):
-    rewards = torch.tensor([g.reward_values for g in groups], dtype=torch.float32)
-    keep = informative_groups(rewards) if config.algorithm.dynamic_sampling else torch.ones(len(groups), dtype=torch.bool)
-    advantages = torch.zeros_like(rewards)
-    if bool(keep.any()):
-        if config.algorithm.advantage == "reinforce_pp":
-            advantages[keep] = compute_advantages(config, rewards[keep])
-        else:
-            advantages = compute_advantages(config, rewards)
-            advantages[~keep] = 0.0
-    samples = [sample for gi, g in enumerate(groups) if keep[gi] for sample in g.train_samples(advantages[gi].tolist())]
-    record: dict = {
-        "reward_mean": float(rewards.mean()),
-        "pass_rate": sum(r.passed for g in groups for r in g.rewards) / max(rewards.numel(), 1),
-        "groups_kept": int(keep.sum()),
-        "groups": len(groups),
-        "completion_len_mean": sum(g.generated_tokens() for g in groups) / max(rewards.numel(), 1),
-        "truncated_fraction": sum(g.truncated() for g in groups) / max(rewards.numel(), 1),
-    }
-    by_domain: dict[str, list[float]] = {}
-    for g in groups:
-        by_domain.setdefault(g.task.domain, []).extend(g.reward_values)
-    record.update({f"reward/{d}": sum(v) / len(v) for d, v in sorted(by_domain.items())})
-    return record, samples, advantages
-
-
-def _trajectory_rows(groups, advantages: torch.Tensor):
-    for gi, g in enumerate(groups):
-        yield from g.store_rows(advantages[gi].tolist())
-
-
-def _read_json(path: Path) -> dict:
-    import json
-
-    return json.loads(path.read_text())

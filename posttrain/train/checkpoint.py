@@ -1,7 +1,8 @@
 """checkpoints/step-N/: the model in Hugging Face format (loadable by transformers and vLLM),
-plus `trainer_state.pt` (optimizer, scheduler, RNG) and `state.json` (step, data cursor,
-policy version). Written to a temp dir and renamed, so a kill never leaves a half checkpoint
-that looks complete."""
+plus `trainer_state.pt` (optimizer, scheduler, RNG), `state.json` (step, data cursor,
+policy version) and, for runs driven by the rollout scheduler, `pipeline_state.pt` (buffered
+groups, rollouts in flight). Written to a temp dir, fsynced and renamed, so a kill never leaves
+a half checkpoint that looks complete."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from posttrain.faults import fault_point
 
 _STEP_DIR = re.compile(r"^step-(\d+)$")
 
@@ -37,6 +40,7 @@ def save_checkpoint(
     trainer_state: dict[str, Any],
     state: dict[str, Any],
     keep: int,
+    pipeline_state: dict[str, Any] | None = None,
 ) -> Path:
     checkpoints.mkdir(parents=True, exist_ok=True)
     final = checkpoints / f"step-{step}"
@@ -45,7 +49,11 @@ def save_checkpoint(
     model.save_pretrained(tmp, safe_serialization=True)
     tokenizer.save_pretrained(tmp)
     torch.save({**trainer_state, "rng": rng_state()}, tmp / "trainer_state.pt")
+    if pipeline_state is not None:
+        torch.save(pipeline_state, tmp / "pipeline_state.pt")
     (tmp / "state.json").write_text(json.dumps({**state, "step": step}, indent=2))
+    _fsync_tree(tmp)
+    fault_point("checkpoint_write")
     shutil.rmtree(final, ignore_errors=True)
     os.replace(tmp, final)
     _fsync_dir(checkpoints)
@@ -76,11 +84,24 @@ def load_checkpoint_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return state, trainer_state
 
 
+def load_pipeline_state(path: Path) -> dict[str, Any] | None:
+    file = path / "pipeline_state.pt"
+    return torch.load(file, weights_only=False) if file.is_file() else None
+
+
 def clean_partial_checkpoints(checkpoints: Path) -> None:
     if checkpoints.is_dir():
         for child in checkpoints.iterdir():
             if child.name.startswith(".tmp-"):
                 shutil.rmtree(child, ignore_errors=True)
+
+
+def _fsync_tree(root: Path) -> None:
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            with open(path, "rb") as f:
+                os.fsync(f.fileno())
+    _fsync_dir(root)
 
 
 def _fsync_dir(path: Path) -> None:

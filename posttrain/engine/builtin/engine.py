@@ -150,6 +150,16 @@ class BuiltinEngine:
     def prefix_hit_rate(self) -> float:
         return self.blocks.hit_rate
 
+    @property
+    def lock(self) -> threading.RLock:
+        """Held during each step and weight update: a driver that steps the engine itself
+        (posttrain.pipeline.engine_service) takes it around its own calls."""
+        return self._lock
+
+    def completion(self, seq: Sequence) -> Completion:
+        """The finished sequence as a Completion (for drivers using add_requests/step)."""
+        return self._completion(seq)
+
     # ---- helpers ----------------------------------------------------------------------------
 
     def _finish_reason(self, seq: Sequence, token: int) -> str | None:

@@ -1,0 +1,96 @@
+"""Steering a running job and watching it, through two files in its run directory:
+
+    control.json    written by `posttrain pipeline set`: domain weights and the rollout worker
+                    count; the run applies a change at its next step
+    scheduler.json  written by the run four times a second: workers (pid, job), queue, buffer,
+                    policy version, retry and failure counters (`posttrain pipeline status`)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Callable
+
+from posttrain.errors import PosttrainError
+from posttrain.pipeline.run_dir import write_json_atomic
+
+CONTROL = "control.json"
+STATUS = "scheduler.json"
+
+
+def write_control(run_dir: Path, domains: list[str], weights: dict[str, float] | None = None,
+                  workers: int | None = None) -> dict:
+    """Merge a change into RUN_DIR/control.json; `domains` are the run's, for validation."""
+    unknown = sorted(set(weights or {}) - set(domains))
+    if unknown:
+        raise PosttrainError(f"{run_dir / 'config.toml'}: no domain named {', '.join(unknown)} "
+                             f"(domains: {', '.join(domains)})")
+    bad = {d: w for d, w in (weights or {}).items() if not w > 0}
+    if bad:
+        raise PosttrainError(f"weights must be > 0: {bad}")
+    if workers is not None and workers < 1:
+        raise PosttrainError(f"--workers must be >= 1, got {workers}")
+    path = run_dir / CONTROL
+    current = read_control(run_dir) or {}
+    current.setdefault("weights", {}).update(weights or {})
+    if workers is not None:
+        current["workers"] = workers
+    current["revision"] = current.get("revision", 0) + 1
+    write_json_atomic(path, current)
+    return current
+
+
+def read_control(run_dir: Path) -> dict | None:
+    path = run_dir / CONTROL
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise PosttrainError(f"{path}: not valid JSON: {exc}") from None
+
+
+class ControlWatcher:
+    """Returns control.json's content when its revision changed since the last poll."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.revision: int | None = None
+
+    def poll(self) -> dict | None:
+        control = read_control(self.run_dir)
+        if control is None or control.get("revision") == self.revision:
+            return None
+        self.revision = control.get("revision")
+        return control
+
+
+class StatusWriter:
+    """Writes `snapshot()` to RUN_DIR/scheduler.json every `period_s` from a daemon thread."""
+
+    def __init__(self, run_dir: Path, snapshot: Callable[[], dict], period_s: float = 0.25) -> None:
+        self.path = run_dir / STATUS
+        self.snapshot = snapshot
+        self.period_s = period_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="status-writer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period_s):
+            self.write()
+
+    def write(self) -> None:
+        try:
+            data = {**self.snapshot(), "pid": os.getpid()}
+            write_json_atomic(self.path, data)
+        except Exception:  # noqa: BLE001 - a status file must never take the run down
+            pass
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.write()

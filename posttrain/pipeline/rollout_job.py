@@ -1,0 +1,87 @@
+"""One rollout job: a task's whole group (n samples of a reply, or n agent episodes), run by a
+scheduler worker (a thread, a process or a Ray actor) against the engine service, scored by the
+task's verifier. What comes back is the group, ready for advantages.
+
+The function is module-level so that process and Ray workers can import it; the tokenizer is
+loaded once per worker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from posttrain.agent.loop import AgentConfig
+from posttrain.engine.interface import SamplingParams
+from posttrain.faults import fault_point
+from posttrain.pipeline.engine_service import EngineClient
+from posttrain.pipeline.rollout import generate_groups
+from posttrain.pipeline.terminal_rollout import run_terminal_groups
+from posttrain.scheduler.job import JobContext, Preempted
+from posttrain.tasks.records import Task
+
+
+class SandboxDied(RuntimeError):
+    """An episode's sandbox died under it: the group is not a fair sample, so the job fails
+    and the scheduler runs it again."""
+
+
+@dataclass(frozen=True)
+class StreamSlot:
+    """Where a task sits in the run's data stream: the step that drew it and its place there.
+    Every slot is trained exactly once over a run, in sync and async mode alike."""
+
+    step: int
+    slot: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.step}:{self.slot}"
+
+    @classmethod
+    def parse(cls, key: str) -> "StreamSlot":
+        step, slot = key.split(":")
+        return cls(int(step), int(slot))
+
+
+@dataclass
+class RolloutJob:
+    task: Task
+    stream: StreamSlot
+    params: SamplingParams  # n = group size
+    seed: int
+    engine: EngineClient
+    tokenizer: str  # model spec the tokenizer comes from
+    system_prompt: str | None = None
+    agent: AgentConfig | None = None
+
+
+def raise_if_sandbox_died(group) -> None:
+    """An episode whose sandbox died measured the infrastructure, not the policy: fail the job
+    (the scheduler runs the whole group again, elsewhere) instead of training on it."""
+    died = [t for t in group.trajectories if t.failure_mode == "sandbox_died"]
+    if died:
+        raise SandboxDied(f"task {group.task.id}: a sandbox died mid-episode ({died[0].error or 'no detail'})")
+
+
+@lru_cache(maxsize=4)
+def _tokenizer(spec: str):
+    from posttrain.train.model_loading import load_tokenizer
+
+    return load_tokenizer(spec)
+
+
+def run_rollout_job(job: RolloutJob, ctx: JobContext):
+    """-> RolloutGroup (answer task) or EpisodeGroup (terminal task)."""
+    tokenizer = _tokenizer(job.tokenizer)
+    engine = job.engine.with_cancel(ctx.cancelled, Preempted)
+    if job.task.kind == "terminal":
+        agent = job.agent or AgentConfig()
+        params = replace(job.params, n=1, max_tokens=agent.reply_tokens, seed=None)
+        (group,) = run_terminal_groups(engine, tokenizer, [job.task], job.params.n, params, agent, seed=job.seed)
+        raise_if_sandbox_died(group)
+    else:
+        (group,) = generate_groups(engine, tokenizer, [job.task], job.params, job.system_prompt,
+                                   seed_for_slot=lambda _: job.seed)
+    fault_point("rollout_job")
+    return group

@@ -1,0 +1,54 @@
+"""A terminal rollout whose sandbox dies mid-episode fails its job (the scheduler runs the group
+again) instead of being trained on as if the policy had failed."""
+
+import pytest
+
+from posttrain.agent.loop import AgentConfig, run_episodes
+from posttrain.agent.policies import Policy, Reply
+from posttrain.agent.tool_calls import format_call
+from posttrain.pipeline.rollout_job import SandboxDied, raise_if_sandbox_died
+from posttrain.pipeline.terminal_rollout import EpisodeGroup
+from posttrain.scheduler import Executor, Job, RetryPolicy
+from posttrain.scheduler.thread_worker import ThreadWorkerFactory
+from tests.agent.conftest import good_file_task, needs_bwrap  # noqa: F401 - fixtures
+
+
+class KillsItsSandbox(Policy):
+    def act(self, views):
+        if views[0].turn == 1:
+            views[0].sandbox.close()  # the sandbox dies between two turns
+        return [Reply(format_call("bash", {"command": "echo ok > /app/good.txt"}))]
+
+
+class Finishes(Policy):
+    def act(self, views):
+        return [Reply(format_call("finish", {}))]
+
+
+def episodes(task, policy, tokenizer):
+    return EpisodeGroup(task, run_episodes([task, task], policy, tokenizer,
+                                           AgentConfig(retry_backoff_s=0.01, tool_retries=1)))
+
+
+def test_a_dead_sandbox_fails_the_rollout_and_the_scheduler_retries_it(good_file_task, tokenizer):
+    died = episodes(good_file_task, KillsItsSandbox(), tokenizer)
+    with pytest.raises(SandboxDied, match="a sandbox died mid-episode"):
+        raise_if_sandbox_died(died)
+    healthy = episodes(good_file_task, Finishes(), tokenizer)
+    raise_if_sandbox_died(healthy)  # a wrong answer is the policy's: trained on
+
+    outcomes = iter([died, healthy])
+
+    def rollout(payload, ctx):
+        group = next(outcomes)
+        raise_if_sandbox_died(group)
+        return group
+
+    executor = Executor(ThreadWorkerFactory(rollout), workers=1, retry=RetryPolicy(max_attempts=2, backoff_s=0.01))
+    try:
+        executor.submit(Job("slot", None))
+        result = executor.results.get(timeout=60)
+    finally:
+        executor.shutdown()
+    assert result.ok and result.value is healthy and result.job.attempts == 1
+    assert "SandboxDied" in result.job.errors[0] and executor.stats.retries == 1
