@@ -6,7 +6,10 @@ Three timings on the same suite, warm environment cache (each side builds nothin
 - oracle once, one at a time: every task's solve.sh and verifier, one task after another;
 - oracle once, parallel: the same at `posttrain eval`'s default concurrency (4);
 - the full inspection (every check, every probe), once for each `--repeats` value (runs of the
-  solution and of doing nothing; `posttrain inspect`'s default is 3).
+  solution and of doing nothing; `posttrain inspect`'s default is 3), each with an empty store
+  of inspections (cold: every task is inspected);
+- the inspection at the first `--repeats` value again over the unchanged suite, with the store
+  the cold run filled (what `quality_gate = true` pays on a second run).
 The sides alternate for `--rounds` rounds and the medians are reported. Progress goes to
 stderr; stdout gets one JSON object with the times and the ratios.
 """
@@ -44,13 +47,13 @@ def oracle_once(tasks, concurrency: int) -> float:
     return elapsed
 
 
-def inspection(source: Path, repeats: int, concurrency: int) -> tuple[float, dict]:
+def inspection(source: Path, repeats: int, concurrency: int, store: Path) -> tuple[float, dict]:
     from posttrain.quality.gate import run_inspection
     from posttrain.quality.inspector import InspectOptions
 
     with tempfile.TemporaryDirectory() as out:
         started = time.perf_counter()
-        report = run_inspection(source, out, InspectOptions(repeats=repeats, concurrency=concurrency))
+        report = run_inspection(source, out, InspectOptions(repeats=repeats, concurrency=concurrency, cache_dir=store))
         return time.perf_counter() - started, report["summary"]["verdicts"]
 
 
@@ -71,7 +74,8 @@ def main() -> None:
         build_task_environment(task)
     repeats = [int(r) for r in args.repeats.split(",")]
     times: dict[str, list[float]] = {"oracle_sequential_s": [], "oracle_parallel_s": [],
-                                     **{f"inspect_r{r}_s": [] for r in repeats}}
+                                     **{f"inspect_r{r}_s": [] for r in repeats},
+                                     f"reinspect_unchanged_r{repeats[0]}_s": []}
     verdicts: dict = {}
     for round_index in range(args.rounds):
         log(f"round {round_index + 1}: oracle once, one at a time")
@@ -79,9 +83,16 @@ def main() -> None:
         log(f"round {round_index + 1}: oracle once, concurrency 4")
         times["oracle_parallel_s"].append(oracle_once(tasks, 4))
         for r in repeats:
-            log(f"round {round_index + 1}: inspection, repeats {r}")
-            elapsed, verdicts[r] = inspection(args.tasks, r, args.concurrency)
-            times[f"inspect_r{r}_s"].append(elapsed)
+            with tempfile.TemporaryDirectory() as store:
+                log(f"round {round_index + 1}: inspection, repeats {r}")
+                elapsed, verdicts[r] = inspection(args.tasks, r, args.concurrency, Path(store))
+                times[f"inspect_r{r}_s"].append(elapsed)
+                if r == repeats[0]:
+                    log(f"round {round_index + 1}: inspection again, unchanged suite, stored inspections")
+                    elapsed, again = inspection(args.tasks, r, args.concurrency, Path(store))
+                    if again != verdicts[r]:
+                        raise SystemExit(f"stored inspections changed the verdicts: {again} != {verdicts[r]}")
+                    times[f"reinspect_unchanged_r{r}_s"].append(elapsed)
     medians = {k: round(statistics.median(v), 2) for k, v in times.items()}
     result = {
         "tasks": len(tasks), "rounds": args.rounds, "inspect_concurrency": args.concurrency, **medians,

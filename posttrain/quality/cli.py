@@ -32,6 +32,11 @@ def inspect_command(
     backend: Optional[str] = typer.Option(None, "--sandbox", help="Sandbox backend (default: bwrap)."),
     names: Optional[str] = typer.Option(None, "--names", help="Only these task directories (comma-separated)."),
     tags: Optional[str] = typer.Option(None, "--tags", help="Only tasks whose task.toml has all these tags."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Inspect every task again, even one whose files, "
+                                  "environment, options and the checking code are unchanged since a stored "
+                                  "inspection (the new reports replace the stored ones)."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Where stored inspections live "
+                                             "(default: $POSTTRAIN_CACHE/inspections, ~/.cache/posttrain/inspections)."),
 ) -> None:
     """Check every task before it may reach training, and quarantine the bad ones.
 
@@ -45,6 +50,10 @@ def inspect_command(
     exploitable); with --policy, the policy's pass rate over --samples episodes is strictly
     between 0 and 1 (else no_signal). Static lint adds warnings. Every check keeps its
     evidence: commands, exit codes, rewards, timings.
+
+    A task whose files, built environment, options and the checking code are unchanged since
+    an earlier inspection on this machine gets that stored report back (marked cached_from)
+    instead of being inspected again; --no-cache inspects it anew.
 
     Give the quarantine list to training and evaluation: `quarantine = "DIR/quarantine.txt"`
     in a run config, or `posttrain eval --quarantine DIR/quarantine.txt`.
@@ -61,7 +70,7 @@ def inspect_command(
     unknown = [p for p in chosen if p not in PROBES]
     if unknown:
         fail(f"--probes: unknown probe {unknown[0]!r}; choose from {', '.join(PROBES)}")
-    options = InspectOptions(repeats=repeats, probes=chosen, backend=backend,
+    options = InspectOptions(repeats=repeats, probes=chosen, backend=backend, use_cache=not no_cache, cache_dir=cache_dir,
                              build_timeout_s=build_timeout, max_agent_s=max_seconds, max_verifier_s=max_seconds,
                              **({"concurrency": concurrency} if concurrency else {}))
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -81,7 +90,7 @@ def inspect_command(
         shown = ", ".join(f"{v} {n}" for v, n in sorted(counts.items()))
         progress.update(handle, advance=1, description=f"inspecting  {shown}")
         if not console.is_terminal:
-            console.print(f"{report.id}: {report.verdict}" + (f" ({report.reason[:160]})" if report.reason else ""),
+            console.print(f"{report.id}: {report.verdict}" + (" (stored inspection)" if report.cached_from else "") + (f" ({report.reason[:160]})" if report.reason else ""),
                           highlight=False)
 
     try:
@@ -92,5 +101,6 @@ def inspect_command(
         fail(str(exc))
     summary = report["summary"]
     emit_json({"out": str(out), "n_tasks": summary["n_tasks"], "quarantined": summary["quarantined"],
-               "verdicts": {k: v for k, v in summary["verdicts"].items() if v}, "duration_s": summary["duration_s"]},
+               "verdicts": {k: v for k, v in summary["verdicts"].items() if v}, "duration_s": summary["duration_s"],
+               "from_cache": summary["from_cache"]},
               None)

@@ -35,7 +35,7 @@ def run_inspection(source: Path | str, out: Path | str, options: InspectOptions 
         apply_signal(reports, rates)
     meta = {"source": str(source), "duration_s": round(time.perf_counter() - started, 3),
             "execution_s": round(execution_s, 3), "policy": policy, "samples": samples if policy else None,
-            **{k: v for k, v in asdict(options).items() if k != "backend"}}
+            **{k: v for k, v in asdict(options).items() if k not in ("backend", "cache_dir")}}
     report = build_report(reports, meta)
     write_outputs(Path(out), report)
     return report

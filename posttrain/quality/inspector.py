@@ -19,6 +19,7 @@ from typing import Callable
 
 from posttrain.errors import PosttrainError
 from posttrain.quality import execution
+from posttrain.quality.inspection_cache import InspectionCache, inspection_key
 from posttrain.quality.lint import lint_task
 from posttrain.quality.probes import PROBES, all_probes, one_probe
 from posttrain.quality.trial import Trial, run_trial
@@ -38,6 +39,14 @@ class InspectOptions:
     build_timeout_s: float = 600.0
     max_agent_s: float = 600.0  # caps a task's own agent timeout (the oracle's time limit)
     max_verifier_s: float = 600.0
+    use_cache: bool = True  # reuse the stored report of a task whose content and environment are unchanged
+    cache_dir: Path | None = None  # default: $POSTTRAIN_CACHE/inspections
+
+    def checked(self) -> dict:
+        """The options that change what an inspection checks (part of the cache key)."""
+        return {"repeats": self.repeats, "probes": list(self.probes), "backend": self.backend,
+                "build_timeout_s": self.build_timeout_s, "max_agent_s": self.max_agent_s,
+                "max_verifier_s": self.max_verifier_s}
 
 
 @dataclass
@@ -50,11 +59,13 @@ class TaskReport:
     duration_s: float = 0.0
     task: Task | None = None
     pass_rate: float | None = None
+    cache_key: str | None = None  # set once the environment built: the report may be stored
+    cached_from: dict | None = None  # the stored inspection this report was taken from
 
     def to_dict(self) -> dict:
         return {"id": self.id, "path": self.path, "verdict": self.verdict, "reason": self.reason,
                 "duration_s": round(self.duration_s, 3), "pass_rate": self.pass_rate,
-                "checks": [c.to_dict() for c in self.checks]}
+                "cached_from": self.cached_from, "checks": [c.to_dict() for c in self.checks]}
 
 
 def task_dirs(path: Path | str) -> list[Path]:
@@ -109,6 +120,7 @@ class Inspector:
     def __init__(self, options: InspectOptions) -> None:
         self.options = options
         self.trials = ThreadPoolExecutor(max_workers=options.concurrency, thread_name_prefix="trial")
+        self.cache = InspectionCache(options.cache_dir)
 
     def close(self) -> None:
         self.trials.shutdown(wait=True)
@@ -124,8 +136,12 @@ class Inspector:
         except Exception as exc:  # noqa: BLE001 - one task's surprise must not stop the inspection
             report.checks.append(Check("inspector", "load", FAIL, f"the inspector failed on this task: "
                                        f"{type(exc).__name__}: {exc}", "invalid"))
+            report.cache_key = None
         report.verdict, report.reason = decide(report.checks)
         report.duration_s = time.perf_counter() - started
+        if report.cache_key and report.cached_from is None:
+            self.cache.put(report.cache_key, report.checks, report.duration_s,
+                           time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         return report
 
     def _inspect(self, directory: Path, report: TaskReport) -> None:
@@ -140,6 +156,11 @@ class Inspector:
         report.checks.extend(lint_task(task))
         built = self._build(task, report)
         if built is None:
+            return
+        report.cache_key = inspection_key(directory, built.key, self.options.checked())
+        stored = self.cache.get(report.cache_key) if self.options.use_cache else None
+        if stored is not None:
+            report.checks, report.cached_from = stored
             return
         packages = execution.declared_packages(Path(task.environment.dockerfile_dir or "") / "Dockerfile"
                                                if task.environment else Path("-"))

@@ -31,7 +31,8 @@ def build_report(reports: list, meta: dict) -> dict:
     return {
         "summary": {**meta, "n_tasks": len(reports),
                     "verdicts": {v: verdicts.get(v, 0) for v in VERDICTS},
-                    "quarantined": sum(1 for r in reports if r.verdict != "ok")},
+                    "quarantined": sum(1 for r in reports if r.verdict != "ok"),
+                    "from_cache": sum(1 for r in reports if r.cached_from is not None)},
         "difficulty_histogram": difficulty_histogram(rates) if rates else None,
         "tasks": [r.to_dict() for r in reports],
     }
@@ -60,12 +61,17 @@ def _warnings(task: dict) -> list[str]:
     return [c["name"] for c in task["checks"] if c["status"] == "warn"]
 
 
+def _reused(summary: dict) -> str:
+    n = summary.get("from_cache")
+    return f"; {n} reports reused from stored inspections of unchanged tasks" if n else ""
+
+
 def markdown(report: dict) -> str:
     summary = report["summary"]
     lines = [f"# Quality inspection of {summary.get('source', 'tasks')}", "",
              f"{summary['n_tasks']} tasks in {summary.get('duration_s', 0):.1f} s "
              f"(repeats {summary.get('repeats')}, concurrency {summary.get('concurrency')}); "
-             f"{summary['quarantined']} quarantined.", "",
+             f"{summary['quarantined']} quarantined{_reused(summary)}.", "",
              "| verdict | tasks |", "|---|---|",
              *(f"| {v} | {n} |" for v, n in summary["verdicts"].items() if n), "",
              "## Tasks", "", "| task | verdict | reason | warnings |", "|---|---|---|---|"]

@@ -43,8 +43,8 @@ def test_every_flawed_task_gets_its_verdict_and_the_probe_that_breaks_it():
     steady = [CORPUS / n for n, (v, _) in rows.items() if v != "flaky"]
     # A flaky verifier here passes half the time: 8 runs each of the solution and of doing
     # nothing all agree with probability 2 * (1/2)^8 each, so the check is all but certain.
-    reports = inspect_dirs(steady, InspectOptions(repeats=2, concurrency=6))
-    reports += inspect_dirs(flaky, InspectOptions(repeats=8, concurrency=6))
+    reports = inspect_dirs(steady, InspectOptions(repeats=2, concurrency=6, use_cache=False))
+    reports += inspect_dirs(flaky, InspectOptions(repeats=8, concurrency=6, use_cache=False))
     wrong = []
     for report in reports:
         verdict, probe = rows[report.id]
@@ -64,7 +64,7 @@ def test_every_flawed_task_gets_its_verdict_and_the_probe_that_breaks_it():
 def test_the_builtin_terminal_suite_passes_clean():
     dirs = sorted(d for d in SUITE.iterdir() if (d / "task.toml").is_file())
     assert len(dirs) >= 40
-    reports = inspect_dirs(dirs, InspectOptions(repeats=2, concurrency=8))
+    reports = inspect_dirs(dirs, InspectOptions(repeats=2, concurrency=8, use_cache=False))
     flagged = [f"{r.id}: {r.verdict}: {r.reason[:300]}" for r in reports if r.verdict != "ok"]
     assert not flagged, "\n".join(flagged)
     for report in reports:  # every probe was played against it, and failed

@@ -40,7 +40,7 @@ def test_cli_writes_report_quarantine_and_html(tmp_path):
     suite.mkdir()
     for name in ("ok-sum-bash", "broken-always-passes", "invalid-no-test-sh", "unhealthy-build-fails"):
         (suite / name).symlink_to(CORPUS / name)
-    result = inspect(suite, "--out", tmp_path / "out", "--repeats", "2")
+    result = inspect(suite, "--out", tmp_path / "out", "--repeats", "2", "--no-cache")
     assert result.returncode == 0, result.stderr[-2000:]
     summary = json.loads(result.stdout[result.stdout.index("{"):])
     assert summary["quarantined"] == 3 and summary["verdicts"] == {"ok": 1, "broken_verifier": 1, "invalid": 1,
