@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -61,11 +60,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=Path, default=REPO / "tasks" / "terminal")
     parser.add_argument("--repeats", default="3", help="comma-separated: one inspection per value")
-    parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 2,
-                        help="the inspection's (posttrain inspect's default: one per core)")
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help="the inspection's (default: posttrain inspect's, one per core plus one)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    from posttrain.quality.inspector import default_concurrency
+
+    args.concurrency = args.concurrency or default_concurrency()
     from posttrain.agent.task_sandbox import build_task_environment
     from posttrain.tasks.harbor import load_harbor_suite
 

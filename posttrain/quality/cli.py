@@ -23,7 +23,7 @@ def inspect_command(
     probes: Optional[str] = typer.Option(None, "--probes", help="Only these exploit probes (comma-separated); "
                                          "default: all."),
     concurrency: Optional[int] = typer.Option(None, "--concurrency", "-j", min=1, help="Trials (sandboxes) at once "
-                                              "(default: one per CPU core; verifiers are mostly CPU-bound)."),
+                                              "(default: one per CPU core plus one; verifiers are mostly CPU-bound)."),
     max_seconds: float = typer.Option(600.0, "--max-seconds", min=1.0, help="Cap on a task's own agent and "
                                       "verifier timeouts while inspecting."),
     build_timeout: float = typer.Option(600.0, "--build-timeout", min=1.0, help="Cap on an environment build."),
