@@ -31,7 +31,7 @@ from posttrain.pipeline.rollout_controller import RolloutController, RolloutPlan
 from posttrain.pipeline.rollout_job import run_rollout_job
 from posttrain.pipeline.run_dir import write_json_atomic
 from posttrain.pipeline.run_outputs import (
-    HeldoutEvals, add_eval, checkpoint_due, eval_due, run_summary, save_step_checkpoint,
+    HeldoutEvals, finish_step, run_summary, save_step_checkpoint,
 )
 from posttrain.pipeline.step_scoring import sampling_params, score_step, trajectory_rows
 from posttrain.pipeline.sync_training import TrainingRun
@@ -159,19 +159,14 @@ def train_scheduled(run: TrainingRun, mixture: DomainMixture, resume: bool, cons
                 record["domain_weights"] = dict(weights)
                 if control:
                     record["control_revision"] = control.get("revision")
-                store.add_groups(step, "train", trajectory_rows(groups, advantages))
-                if eval_due(config, step):
-                    add_eval(record, evals.run(f"eval @ step {step}"))
-                metrics.write(record)
-                progress.step_done(step, record)
-                if checkpoint_due(config, step):
-                    save_step_checkpoint(
-                        config, rd, step, trainer, tokenizer, mixture,
-                        wall_s=wall_before + time.perf_counter() - run_started,
-                        pipeline_state={"controller": controller.state_dict(), "weights": weights,
-                                        "workers": workers,
-                                        "scheduler_stats": _totals(stats_before, executor.stats.to_dict())},
-                    )
+                finish_step(config, step, record, trajectory_rows(groups, advantages), store=store, metrics=metrics,
+                            progress=progress, evals=evals,
+                            checkpoint=lambda: save_step_checkpoint(
+                                config, rd, step, trainer, tokenizer, mixture,
+                                wall_s=wall_before + time.perf_counter() - run_started,
+                                pipeline_state={"controller": controller.state_dict(), "weights": weights,
+                                                "workers": workers,
+                                                "scheduler_stats": _totals(stats_before, executor.stats.to_dict())}))
             loop_s = time.perf_counter() - loop_started
             after = evals.run("eval after")
     finally:

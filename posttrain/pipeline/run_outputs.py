@@ -37,6 +37,20 @@ def save_step_checkpoint(config: RunConfig, rd: RunDir, step: int, trainer, toke
     )
 
 
+def finish_step(config: RunConfig, step: int, record: dict, rows, *, store, metrics, progress, evals,
+                checkpoint) -> None:
+    """How every RL step ends, in both loops and in this order: its samples stored, a held-out
+    evaluation when due, its record written and shown, then `checkpoint()` when one is due (a
+    kill before that redoes the step on resume)."""
+    store.add_groups(step, "train", rows)
+    if eval_due(config, step):
+        add_eval(record, evals.run(f"eval @ step {step}"))
+    metrics.write(record)
+    progress.step_done(step, record)
+    if checkpoint_due(config, step):
+        checkpoint()
+
+
 def load_eval(path: Path) -> EvalResult:
     return EvalResult.from_json(json.loads(path.read_text()))
 

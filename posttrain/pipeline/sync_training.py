@@ -30,7 +30,7 @@ from posttrain.pipeline.rollout import generate_groups, sample_seed
 from posttrain.pipeline.terminal_rollout import run_terminal_groups
 from posttrain.pipeline.run_dir import RunDir, write_json_atomic
 from posttrain.pipeline.run_outputs import (
-    HeldoutEvals, add_eval, checkpoint_due, eval_due, run_summary, save_step_checkpoint,
+    HeldoutEvals, finish_step, run_summary, save_step_checkpoint,
 )
 from posttrain.pipeline.step_scoring import sampling_params, score_step, trajectory_rows
 from posttrain.train.checkpoint import clean_partial_checkpoints, latest_checkpoint, load_checkpoint_state, restore_rng_state
@@ -130,14 +130,11 @@ def train(config_path: Path | None, out: Path, resume: bool = False, console=Non
         for step in range(start_step + 1, config.train.steps + 1):
             tasks = mixture.sample_step(step, config.rollout.prompts_per_step)
             record, groups, advantages = rl_step(config, engine, trainer, tokenizer, tasks, step, params)
-            store.add_groups(step, "train", trajectory_rows(groups, advantages))
-            if eval_due(config, step):
-                add_eval(record, evals.run(f"eval @ step {step}"))
-            metrics.write(record)
-            progress.step_done(step, record)
-            if checkpoint_due(config, step):
-                save_step_checkpoint(config, rd, step, trainer, tokenizer, mixture,
-                                     wall_s=wall_before + time.perf_counter() - run_started)
+            finish_step(config, step, record, trajectory_rows(groups, advantages), store=store, metrics=metrics,
+                        progress=progress, evals=evals,
+                        checkpoint=lambda: save_step_checkpoint(
+                            config, rd, step, trainer, tokenizer, mixture,
+                            wall_s=wall_before + time.perf_counter() - run_started))
 
         after = evals.run("eval after")
     write_json_atomic(rd.eval_after, after.to_json())
