@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -28,6 +28,9 @@ from posttrain.tasks.harbor import load_harbor_task
 from posttrain.tasks.records import Task
 
 TASK_MARKERS = ("task.toml", "instruction.md", "tests", "solution", "environment")
+
+
+_HOW_IT_RUNS = ("concurrency", "use_cache", "cache_dir")
 
 
 def default_concurrency() -> int:
@@ -50,10 +53,9 @@ class InspectOptions:
     cache_dir: Path | None = None  # default: $POSTTRAIN_CACHE/inspections
 
     def checked(self) -> dict:
-        """The options that change what an inspection checks (part of the cache key)."""
-        return {"repeats": self.repeats, "probes": list(self.probes), "backend": self.backend,
-                "build_timeout_s": self.build_timeout_s, "max_agent_s": self.max_agent_s,
-                "max_verifier_s": self.max_verifier_s}
+        """The options that change what an inspection checks (part of the cache key): all but
+        how it runs, so an option added later invalidates stored reports by default."""
+        return {k: v for k, v in asdict(self).items() if k not in _HOW_IT_RUNS}
 
 
 @dataclass
