@@ -287,6 +287,7 @@ def parse_backends(text: str) -> list[str]:
 def run_benchmark(model_spec: str = "smollm2-135m", prompts: int = 16, n: int = 8, max_tokens: int = 128,
                   turns: int = 4, conversations: int = 8, backends: list[str] | None = None,
                   console: Console | None = None) -> dict:
+    from posttrain.engine.builtin.allocator import keep_freed_memory
     from posttrain.engine.builtin.engine import BuiltinEngine
     from posttrain.engine.hf_engine import HFEngine
     from posttrain.train.model_loading import load_model, load_tokenizer
@@ -298,6 +299,7 @@ def run_benchmark(model_spec: str = "smollm2-135m", prompts: int = 16, n: int = 
         if value < 1:
             raise PosttrainError(f"{name} must be >= 1, got {value}")
     torch.set_num_threads(THREADS)
+    keep_freed_memory()  # the builtin engine sets this malloc tuning; every backend gets it, for a fair race
     load_start = os.getloadavg()[0]
     peak_start = matmul_peak_flops()
     turn_tokens = max(1, max_tokens // 2)

@@ -153,3 +153,36 @@ def test_abort_before_the_prompt_is_computed_finishes_the_held_samples(tiny_mode
     engine.abort(["g"])
     assert [s.finish_reason for s in seqs] == ["abort"] * 3
     assert not engine.scheduler.has_work() and engine.blocks.num_free == 64
+
+
+@pytest.mark.slow
+def test_the_decode_cache_computes_what_gathering_from_the_paged_cache_does(smollm):
+    """Sequences that stop at different steps (rows evicted and compacted), preemption (rows
+    reloaded after recomputation) and a budget that fits only part of the run (falling back to
+    gathering midway): the same tokens and the same logprobs to the bit as the gather path."""
+    model, tokenizer = smollm
+    prompts = [chat_ids(tokenizer, q) for q in QUESTIONS[:6]]
+    params = SamplingParams(n=4, temperature=1.0, max_tokens=20, seed=11, stop_token_ids=[28, 30])
+
+    def run(num_blocks, cache_bytes):
+        engine = BuiltinEngine(copy.deepcopy(model), tokenizer, num_blocks=num_blocks,
+                               decode_cache_bytes=cache_bytes)
+        out = engine.generate([GenerationRequest(str(i), p, params) for i, p in enumerate(prompts)])
+        return engine, [(c.token_ids, c.logprobs) for c in out]
+
+    _, gathered = run(2048, 0)
+    lengths = {len(tokens) for tokens, _ in gathered}
+    assert len(lengths) > 1  # some samples stopped early: their rows were evicted mid-batch
+    cached_engine, cached = run(2048, None)
+    assert cached_engine.runner.decode_cache.k is not None
+    assert cached == gathered
+    preempting, preempted = run(14, None)
+    assert preempting.stats.preemptions > 0
+    assert preempted == gathered
+    # room for every sample's prompt rounded up to a block, not for their whole length: the cache
+    # serves the first steps, then declines and the engine gathers
+    rows, positions = len(prompts) * params.n, -(-max(len(p) for p in prompts) // 16) * 16
+    partial, partly = run(2048, cached_engine.runner.decode_cache.bytes_for(rows, positions))
+    cache = partial.runner.decode_cache
+    assert cache.steps_served > 0 and cache.steps_declined > 0
+    assert partly == gathered

@@ -9,6 +9,7 @@ from typing import Iterable
 
 import torch
 
+from posttrain.engine.builtin.allocator import keep_freed_memory
 from posttrain.engine.builtin.block_manager import BlockManager
 from posttrain.engine.builtin.model_runner import ModelRunner
 from posttrain.engine.builtin.sampler import sample
@@ -33,14 +34,18 @@ class EngineStats:
 
 class BuiltinEngine:
     def __init__(self, model: torch.nn.Module, tokenizer, num_blocks: int = 2048, block_size: int = 16,
-                 max_num_seqs: int = 128, max_num_batched_tokens: int = 2048, version: int = 0) -> None:
+                 max_num_seqs: int = 128, max_num_batched_tokens: int = 2048, version: int = 0,
+                 decode_cache_bytes: int | None = None) -> None:
+        """decode_cache_bytes: memory for the decoding sequences' contiguous KV rows (default
+        twice the paged cache); 0 gathers every step's context from the paged cache instead."""
+        keep_freed_memory()
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.version = version
         self.block_size = block_size
         self.blocks = BlockManager(num_blocks, block_size)
         self.scheduler = Scheduler(self.blocks, max_num_seqs, max_num_batched_tokens)
-        self.runner = ModelRunner(model, num_blocks, block_size)
+        self.runner = ModelRunner(model, num_blocks, block_size, decode_cache_bytes)
         self.stats = EngineStats()
         self._ids = itertools.count()
         self._held: dict[int, list[Sequence]] = {}  # parent seq id -> its samples waiting for a fork

@@ -10,8 +10,10 @@ reads keys and values from the paged cache:
 Heads first: gathering a decode batch's blocks gives [kv_heads, batch, context, head_dim] in one
 copy, already in the layout the attention GEMMs read.
 
-Decoding sequences are batched into one attention call (their cached keys gathered and padded);
-prefill chunks attend causally to their own cached prefix. Attention is `invariant_attention`,
+Decoding sequences are batched into one attention call over their keys in the DecodeCache (one
+contiguous row per sequence, kept across steps; when it would outgrow its memory budget, their
+blocks are gathered from the paged cache instead); prefill chunks attend causally to their own
+cached prefix. Attention is `invariant_attention`,
 which the trainer's model also uses: a token's logprob comes out the same to the bit whether it
 was computed in a decode step or in the trainer's full-sequence forward.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 import torch
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
+from posttrain.engine.builtin.decode_cache import DecodeCache
 from posttrain.engine.builtin.invariant_attention import attend_rows
 from posttrain.engine.builtin.scheduler import ScheduledChunk
 
@@ -36,7 +39,8 @@ def padded_rows(count: int) -> int:
 
 
 class ModelRunner:
-    def __init__(self, model: torch.nn.Module, num_blocks: int, block_size: int) -> None:
+    def __init__(self, model: torch.nn.Module, num_blocks: int, block_size: int,
+                 decode_cache_bytes: int | None = None) -> None:
         self.model = model.eval()
         config = model.config
         self.block_size = block_size
@@ -50,6 +54,9 @@ class ModelRunner:
         shape = (self.num_layers, self.num_kv_heads, (num_blocks + 1) * block_size, self.head_dim)
         self.k_cache = torch.zeros(shape, dtype=self.dtype)
         self.v_cache = torch.zeros(shape, dtype=self.dtype)
+        paged_bytes = 2 * self.k_cache.numel() * self.k_cache.element_size()
+        self.decode_cache = DecodeCache(self.num_layers, self.num_kv_heads, self.head_dim, self.dtype, block_size,
+                                        decode_cache_bytes if decode_cache_bytes is not None else 2 * paged_bytes)
 
     @torch.inference_mode()
     def run(self, chunks: list[ScheduledChunk]) -> torch.Tensor:
@@ -75,6 +82,7 @@ class ModelRunner:
         hidden = inner.embed_tokens(input_ids)
         cos, sin = inner.rotary_emb(hidden, position_ids)
         plan = _AttentionPlan(chunks, self.block_size)
+        plan.use_decode_cache(self.decode_cache, self.k_cache, self.v_cache)
         for layer_index, layer in enumerate(inner.layers):
             residual = hidden
             hidden = layer.input_layernorm(hidden)
@@ -109,7 +117,18 @@ class ModelRunner:
         q = q[0].transpose(0, 1)  # [tokens, heads, dim]
         out = torch.zeros_like(q) if plan.padded else torch.empty_like(q)
         kv, group, dim = self.num_kv_heads, self.num_heads // self.num_kv_heads, self.head_dim
-        if plan.decode_rows is not None:
+        if plan.cache_rows is not None:
+            # each decoding sequence's keys in its own DecodeCache row: [rows, kv, capacity, dim]
+            cache_k, cache_v = self.decode_cache.k[layer_index], self.decode_cache.v[layer_index]
+            batch, width, rows_index = len(plan.cache_rows), plan.cache_width, plan.cache_rows
+            cache_k[plan.cache_row_ids, :, plan.cache_positions] = k[0][:, rows_index].transpose(0, 1)
+            cache_v[plan.cache_row_ids, :, plan.cache_positions] = v[0][:, rows_index].transpose(0, 1)
+            keys = cache_k[:batch, :, :width].reshape(batch * kv, width, dim)  # a view: rows are compact
+            values = cache_v[:batch, :, :width].reshape(batch * kv, width, dim)
+            rows = q[rows_index].view(batch * kv, group, dim)
+            mask = plan.cache_mask.view(batch, 1, 1, width).expand(batch, kv, group, width).reshape(batch * kv, group, width)
+            out[rows_index] = attend_rows(rows, keys, values, mask, self.scaling).reshape(batch, -1, dim)
+        elif plan.decode_rows is not None:
             # whole blocks gathered in one copy: [kv, batch, width * block, dim]
             batch, width = plan.decode_tables.shape
             blocked = (kv, -1, self.block_size, dim)
@@ -144,7 +163,7 @@ class _AttentionPlan:
             seq, start, n = chunk.seq, chunk.seq.num_computed_tokens, chunk.num_tokens
             context = start + n
             if n == 1:
-                decode.append((row, seq.block_table[: (context + block_size - 1) // block_size], context))
+                decode.append((row, seq.block_table[: (context + block_size - 1) // block_size], context, seq))
             else:
                 rows = torch.arange(row, row + n)
                 # query j sits at position start + j and sees keys 0 .. start + j
@@ -152,10 +171,31 @@ class _AttentionPlan:
                 self.prefills.append((rows, slots_of(seq, context), mask))
             row += n
         self.padded = padded_rows(row) > row  # padding rows attend to nothing: their output stays zero
-        self.decode_rows = torch.tensor([r for r, _, _ in decode], dtype=torch.long) if decode else None
+        self._decode = decode
+        self.cache_rows = None
+        self.decode_rows = torch.tensor([r for r, _, _, _ in decode], dtype=torch.long) if decode else None
         if decode:
-            width = max(len(table) for _, table, _ in decode)
+            width = max(len(table) for _, table, _, _ in decode)
             # padding points at block 0: its keys are read but masked out
-            self.decode_tables = torch.tensor([table + [0] * (width - len(table)) for _, table, _ in decode])
-            lengths = torch.tensor([context for _, _, context in decode])
+            self.decode_tables = torch.tensor([table + [0] * (width - len(table)) for _, table, _, _ in decode])
+            lengths = torch.tensor([context for _, _, context, _ in decode])
             self.decode_mask = torch.arange(width * block_size)[None, :] < lengths[:, None]  # [batch, context]
+
+    def use_decode_cache(self, cache: DecodeCache, k_cache: torch.Tensor, v_cache: torch.Tensor) -> None:
+        """Place this step's decoding sequences in the DecodeCache; the decode attention then
+        reads their rows in place. Leaves the gather plan in charge when they do not fit."""
+        decode = self._decode
+        if not decode:
+            cache.clear()
+            return
+        placed = cache.prepare([(seq.seq_id, table, context, seq.num_prompt_tokens + seq.params.max_tokens)
+                                for _, table, context, seq in decode], k_cache, v_cache)
+        if placed is None:
+            return
+        by_row = sorted(range(len(decode)), key=placed.__getitem__)  # cache row r holds decode[by_row[r]]
+        contexts = torch.tensor([decode[i][2] for i in by_row])
+        self.cache_rows = torch.tensor([decode[i][0] for i in by_row], dtype=torch.long)  # their query rows
+        self.cache_row_ids = torch.arange(len(decode))
+        self.cache_positions = contexts - 1  # where this step's key and value go
+        self.cache_width = int(contexts.max())
+        self.cache_mask = torch.arange(self.cache_width)[None, :] < contexts[:, None]

@@ -18,18 +18,29 @@ from posttrain.engine.interface import SamplingParams
 def sample(logits: torch.Tensor, params: list[SamplingParams], generators: list[torch.Generator | None]
            ) -> tuple[list[int], list[float]]:
     """logits: float32 [N, vocab], one row per sequence."""
-    temperatures = torch.tensor([p.temperature for p in params], dtype=logits.dtype)
-    greedy = temperatures == 0
-    scaled = logits / torch.where(greedy, torch.ones_like(temperatures), temperatures)[:, None]
+    temperatures = [p.temperature for p in params]
+    greedy_rows = [i for i, t in enumerate(temperatures) if t == 0]
+    sampled_rows = [i for i, t in enumerate(temperatures) if t != 0]
+    if all(t in (0.0, 1.0) for t in temperatures):
+        scaled = logits  # x / 1 is x exactly: skip a pass over [N, vocab]
+    else:
+        divisors = torch.tensor([t if t != 0 else 1.0 for t in temperatures], dtype=logits.dtype)
+        scaled = logits / divisors[:, None]
     log_probs = torch.log_softmax(scaled, dim=-1)
-    chosen = logits.argmax(dim=-1)
-    sampled_rows = (~greedy).nonzero().flatten().tolist()
+    chosen = torch.empty(len(params), dtype=torch.long)
+    if greedy_rows:
+        index = torch.tensor(greedy_rows)
+        chosen[index] = logits[index].argmax(dim=-1)
     if sampled_rows:
+        every = len(sampled_rows) == len(params)
         index = torch.tensor(sampled_rows)
-        untruncated = scaled[index]
+        untruncated = scaled if every else scaled[index]
         rows = _top_p(_top_k(untruncated, [params[i].top_k for i in sampled_rows]),
                       [params[i].top_p for i in sampled_rows])
-        probs = log_probs[index].exp() if rows is untruncated else torch.softmax(rows, dim=-1)
+        if rows is untruncated:
+            probs = (log_probs if every else log_probs[index]).exp()
+        else:
+            probs = torch.softmax(rows, dim=-1)
         uniform = torch.cat([
             torch.rand(1, generator=generators[i]) if generators[i] is not None else torch.rand(1)
             for i in sampled_rows
