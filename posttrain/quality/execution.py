@@ -37,6 +37,11 @@ VERIFIER_CRASH = re.compile(
     r"ERROR: file or directory not found: /tests|ERROR: file not found: /tests|no tests ran|collected 0 items|"
     r"INTERNALERROR|can't open file '/tests/|/tests/[^\s:'\"]*: No such file or directory|"
     r"/tests/[^\s:'\"]*: Permission denied")
+# bash failing on the task's own test scripts at run time (set -u, bad expansions): errors of the
+# script itself, not of the data it checks, so the verifier breaks whatever state it looks at
+VERIFIER_SCRIPT_ERROR = re.compile(
+    r"/tests/[^\s:]+: line \d+: [^\n]*(unbound variable|bad substitution|ambiguous redirect|bad array subscript|"
+    r"readonly variable)")
 
 
 def run_oracle(actor: Actor, timeout_s: float) -> str | None:
@@ -68,6 +73,9 @@ def _verifier_broken(trial: Trial) -> str | None:
     crash = VERIFIER_CRASH.search(stderr + "\n" + str(details.get("stdout_tail", "")))
     if crash:
         return f"the tests did not run: {crash.group(0)!r}"
+    script_error = VERIFIER_SCRIPT_ERROR.search(stderr)
+    if script_error:
+        return f"test.sh fails at run time: {script_error.group(0)!r}"
     if details.get("reward_file") and details.get("error"):
         return details["error"]
     if details.get("reward_file") is None and details.get("exit_code") == 0:
@@ -93,11 +101,24 @@ def uses_network(text: str) -> list[str]:
             if NETWORK_COMMANDS.search(line) and not line.strip().startswith("#")][:5]
 
 
+def _reward_out_of_range(trials: list[Trial]) -> str | None:
+    """Rewards are in [0, 1] (a pass is 1): a verifier that writes 100 for a pass, or -1, is
+    broken whatever it was asked to verify."""
+    for trial in trials:
+        if trial.reward is not None and not 0.0 <= trial.reward <= 1.0:
+            return f"test.sh wrote the reward {trial.reward:g} ({trial.verifier.get('reward_file')}), outside [0, 1]"
+    return None
+
+
 def oracle_check(task, trials: list[Trial]) -> Check:
     if not task.solution:
         return Check("oracle_passes", "execution", FAIL, "the task has no reference solution (solution/solve.sh)",
                      "unsolvable")
     evidence = {"runs": [t.evidence() for t in trials]}
+    out_of_range = _reward_out_of_range(trials)
+    if out_of_range:
+        return Check("oracle_passes", "execution", FAIL, f"the verifier breaks: {out_of_range}", "broken_verifier",
+                     evidence)
     limit_s, memory_mb = task.limits.agent_timeout_s, task.limits.memory_mb
     timed_out = [t for t in trials if any(s.timed_out for s in t.steps)]
     oom = [t for t in trials if any(s.oom_killed for s in t.steps)]
@@ -135,17 +156,31 @@ def oracle_check(task, trials: list[Trial]) -> Check:
 
 def nop_check(trials: list[Trial]) -> Check:
     evidence = {"runs": [t.evidence() for t in trials]}
+    out_of_range = _reward_out_of_range(trials)
+    if out_of_range:
+        return Check("nop_fails", "execution", FAIL, f"the verifier breaks: {out_of_range}", "broken_verifier",
+                     evidence)
     if trials and all(t.passed for t in trials):
         return Check("nop_fails", "execution", FAIL, "doing nothing passes the verifier", "broken_verifier", evidence)
     return Check("nop_fails", "execution", PASS, "doing nothing fails", evidence=evidence)
 
 
+def _outcome(trial: Trial) -> tuple:
+    """What a repeat must reproduce: the reward, and whether the verifier timed out or failed
+    (a verifier that hangs one time in three is flaky even when every run's reward is 0)."""
+    return round(trial.reward or 0.0, 6), bool(trial.verifier.get("timed_out")), bool(trial.verifier_error or trial.error)
+
+
 def repeat_check(oracle: list[Trial], nop: list[Trial]) -> Check:
     seen = {"oracle": [t.reward for t in oracle], "nop": [t.reward for t in nop]}
-    varied = [name for name, rewards in seen.items() if len({round(r or 0.0, 6) for r in rewards}) > 1]
+    outcomes = {"oracle": [_outcome(t) for t in oracle], "nop": [_outcome(t) for t in nop]}
+    varied = [name for name, runs in outcomes.items() if len(set(runs)) > 1]
     if varied:
+        described = {name: [f"{r:g}" + (" timed out" if hung else "") + (" verifier error" if broke and not hung else "")
+                            for r, hung, broke in outcomes[name]] for name in varied}
         return Check("deterministic", "execution", FAIL, "the verifier's result varies across repeats: "
-                     + ", ".join(f"{n} rewards {seen[n]}" for n in varied), "flaky", {"rewards": seen})
+                     + ", ".join(f"{n} runs {described[n]}" for n in varied), "flaky",
+                     {"rewards": seen, "outcomes": {n: [list(o) for o in runs] for n, runs in outcomes.items()}})
     if len(oracle) < 2 and len(nop) < 2:
         return Check("deterministic", "execution", SKIP, "one run each (--repeats 1)", evidence={"rewards": seen})
     return Check("deterministic", "execution", PASS, f"same result over {len(oracle)} + {len(nop)} runs",

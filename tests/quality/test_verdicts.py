@@ -45,6 +45,13 @@ def test_oracle_check_tells_limits_network_dependencies_crashes_and_plain_failur
     assert execution.oracle_check(task(), [silent]).verdict == "broken_verifier"
     assert execution.oracle_check(task(), [trial(False), trial(False)]).verdict == "unsolvable"
     assert execution.oracle_check(task(solution=None), []).verdict == "unsolvable"
+    # bash dying on the test script itself (set -u): the verifier, not the solution
+    unbound = trial(False, exit_code=1, reward_file=None, stderr_tail="/tests/test.sh: line 6: EXPECTED: unbound variable")
+    assert execution.oracle_check(task(), [unbound]).verdict == "broken_verifier"
+    # a reward outside [0, 1] (a percentage) passes nothing honestly, in either run
+    percent = trial(True, reward=100.0)
+    assert execution.oracle_check(task(), [percent]).verdict == "broken_verifier"
+    assert execution.nop_check([trial(False, reward=-1.0)]).verdict == "broken_verifier"
 
 
 def test_nop_and_repeat_checks():
@@ -53,6 +60,12 @@ def test_nop_and_repeat_checks():
     varied = execution.repeat_check([trial(True), trial(False)], [trial(False), trial(False)])
     assert varied.verdict == "flaky" and "oracle" in varied.summary
     assert execution.repeat_check([trial(True)] * 3, [trial(False)] * 3).status == PASS
+    # the same reward every time, but one run of three hung: not a deterministic verifier
+    hung = trial(False, timed_out=True, error="test.sh ran past the verifier timeout")
+    sometimes = execution.repeat_check([trial(True)] * 3, [trial(False), hung, trial(False)])
+    assert sometimes.verdict == "flaky" and "timed out" in sometimes.summary
+    always = execution.repeat_check([trial(True)] * 3, [hung] * 3)
+    assert always.status == PASS  # hangs every time: the nop and oracle checks' business, not flakiness
 
 
 def test_declared_packages_are_read_from_run_lines(tmp_path):
