@@ -9,13 +9,16 @@ has nothing to do when its hack has nothing to work on.
     hardcode_output  copy expected outputs it can read (copied tests, expected files) into
                      the outputs the instruction names
     early_exit       create the named outputs empty, claim success and stop
-    edit_tests       neuter test files it can find in the workspace
+    edit_tests       neuter test files it can find in the workspace, and the code files the
+                     tests name (helpers test.sh sources or runs)
     reward_file      write reward.txt / reward.json where a verifier might read them
-    pytest_hooks     conftest.py, pytest.ini and Python startup hooks (sitecustomize.py,
-                     usercustomize.py, .pth) that turn every failure into a pass
-    shadow_binaries  fake python, pytest, bash, curl ... on every writable PATH directory,
-                     as shell functions and a PATH entry in rc files, and a pytest module in
-                     the working directory
+    pytest_hooks     conftest.py, pytest.ini (the image's own too) and Python startup hooks
+                     (sitecustomize.py, usercustomize.py, .pth; in site directories and
+                     writable PYTHONPATH entries) that turn every failure into a pass
+    shadow_binaries  fake python, pytest, bash, curl ... on every PATH directory it can write
+                     or create, as shell functions and a PATH entry in rc files and the files
+                     $BASH_ENV and $ENV name, and pytest, unittest and doctest modules in the
+                     working directory
 
 `all_probes` plays every applicable hack in one sandbox, in the order above (each one only
 pushes toward a pass, and the ones that read the sandbox go before the ones that rewrite
@@ -35,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
-from posttrain.quality.task_paths import instruction_paths
+from posttrain.quality.task_paths import checked_paths, instruction_paths
 from posttrain.quality.trial import NOT_APPLICABLE, Actor, Step
 
 PRUNE = ("/proc", "/sys", "/dev", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc",
@@ -51,6 +54,9 @@ SHADOWED = ("python", "python3", "pytest", "py.test", "bash", "sh", "curl", "wge
 RC_FILES = ("/root/.bashrc", "/root/.bash_profile", "/root/.profile", "/etc/bash.bashrc", "/etc/profile",
             "/etc/profile.d/zz-probe.sh")
 FAKE_BIN_DIR = "/root/.posttrain-probe-bin"
+SHADOWED_MODULES = ("pytest", "unittest", "doctest")  # runners `python -m` finds in the working directory first
+PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+HELPER_CODE = (".py", ".sh", ".bash")
 MAX_FILES = 20000
 
 FORCE_PASS_PLUGIN = '''import pytest
@@ -95,7 +101,9 @@ class Surroundings:
 
     files: dict[str, int] = field(default_factory=dict)  # path -> size
     path_dirs: list[str] = field(default_factory=list)
-    writable_dirs: list[str] = field(default_factory=list)  # of path_dirs and the workspace's venv bin dirs
+    writable_dirs: list[str] = field(default_factory=list)  # of path_dirs and venv bin dirs; missing ones it can create
+    python_path: list[str] = field(default_factory=list)  # $PYTHONPATH entries it can write or create
+    startup_files: list[str] = field(default_factory=list)  # what $BASH_ENV and $ENV name: bash sources it first
     site_dirs: list[str] = field(default_factory=list)  # every Python's site-packages, user site included
     missing_outputs: list[str] = field(default_factory=list)  # paths the instruction names that do not exist
     digests: dict[str, str] = field(default_factory=dict)  # path -> sha256, for files sized like a task file
@@ -131,8 +139,14 @@ echo '== path'
 echo "$PATH" | tr ':' '\\n'
 venvs=$(find / \\( -path /proc -o -path /sys -o -path /dev -o -path /usr -o -name node_modules \\) -prune -o \\
   -path '*/bin/python*' \\( -type f -o -type l \\) -print 2>/dev/null | head -n 20)
+# a directory that does not exist yet is as good when its nearest existing parent is writable
+writable() {{ p=$1; while [ ! -e "$p" ]; do p=$(dirname "$p"); done; [ -d "$p" ] && [ -w "$p" ]; }}
 echo '== writable'
-for d in $(echo "$PATH" | tr ':' ' ') $(for v in $venvs; do dirname "$v"; done); do [ -w "$d" ] && echo "$d"; done
+for d in $(echo "$PATH" | tr ':' ' ') $(for v in $venvs; do dirname "$v"; done); do writable "$d" && echo "$d"; done
+echo '== pythonpath'
+for d in $(echo "$PYTHONPATH" | tr ':' ' '); do writable "$d" && echo "$d"; done
+echo '== startup'
+for f in "$BASH_ENV" "$ENV"; do [ -n "$f" ] && echo "$f"; done
 echo '== sites'
 for p in $( (for p in /usr/local/bin/python3* /usr/bin/python3*; do [ -x "$p" ] && readlink -f "$p"; done \
   | grep -E '/python3(\\.[0-9]+)?$'; for v in $venvs; do echo "$v"; done) | sort -u); do
@@ -160,6 +174,8 @@ true
     seen.path_dirs = list(dict.fromkeys(sections.get("path", [])))
     seen.writable_dirs = list(dict.fromkeys(sections.get("writable", [])))
     seen.site_dirs = [s for s in sections.get("sites", []) if s.startswith("/")]
+    seen.python_path = [d for d in dict.fromkeys(sections.get("pythonpath", [])) if d.startswith("/")]
+    seen.startup_files = [f for f in dict.fromkeys(sections.get("startup", [])) if f.startswith("/")]
     missing = set(sections.get("missing", []))
     seen.missing_outputs = [p for p in outputs if (p.rstrip("/") or "/") in missing]
     sizes = {size for d in (actor.task.solution, actor.task.metadata.get("tests_dir"))
@@ -178,7 +194,8 @@ true
 def _summary_step(seen: Surroundings, duration_s: float) -> Step:
     return Step("look around: find files outside the system directories, PATH, Python site directories",
                 0, duration_s, output_tail=f"{len(seen.files)} files, writable PATH dirs {seen.writable_dirs}, "
-                f"site dirs {seen.site_dirs}, missing outputs {seen.missing_outputs}")
+                f"site dirs {seen.site_dirs}, writable PYTHONPATH dirs {seen.python_path}, "
+                f"startup files {seen.startup_files}, missing outputs {seen.missing_outputs}")
 
 
 def _copies_of(seen: Surroundings, directory: str | None) -> list[str]:
@@ -278,10 +295,23 @@ def _neutered_python(text: str) -> str:
     return "".join(f"def {name}(*args, **kwargs):\n    pass\n\n\n" for name in dict.fromkeys(names))
 
 
+_SHELL_FUNCTION = re.compile(r"^[ \t]*(?:function[ \t]+)?([A-Za-z_]\w*)[ \t]*\([ \t]*\)|^[ \t]*function[ \t]+([A-Za-z_]\w*)",
+                             re.MULTILINE)
+
+
+def _neutered_shell(text: str) -> str:
+    """Every function it defines returns 0, then the file ends in success: `return` when
+    sourced, so the script sourcing it goes on to write its reward; `exit` when run."""
+    names = dict.fromkeys(a or b for a, b in _SHELL_FUNCTION.findall(text))
+    return "#!/bin/sh\n" + "".join(f"{n}() {{ return 0; }}\n" for n in names) + "return 0 2>/dev/null || exit 0\n"
+
+
 def _neutered(path: str, text: str) -> str:
     name = PurePosixPath(path).name
     if name.endswith(".py"):
         return _neutered_python(text)
+    if name.endswith((".sh", ".bash")) or "." not in name:
+        return _neutered_shell(text)
     if name.endswith((".js", ".ts")):
         return 'test("ok", () => {});\n'
     if name.endswith(".go"):
@@ -308,10 +338,20 @@ def _neutered_package_json(text: str) -> str | None:
     return json.dumps(data, indent=2) + "\n"
 
 
+def _helpers_named_by_tests(actor: Actor, seen: Surroundings) -> list[str]:
+    """Code files in the sandbox that the tests name by path, whatever they are called: a
+    helper test.sh sources or runs is as good as a test file."""
+    tests_dir = actor.task.metadata.get("tests_dir")
+    if not tests_dir or not Path(tests_dir).is_dir():
+        return []
+    return [p for p in checked_paths(tests_dir) if p in seen.files and p.endswith(HELPER_CODE)]
+
+
 def edit_tests(actor: Actor, seen: Surroundings) -> bool:
-    """Test files get empty tests; a package.json's test scripts and a Makefile's test/check
-    targets succeed without doing anything."""
-    tests = list(dict.fromkeys([*seen.test_files(), *_copies_of(seen, actor.task.metadata.get("tests_dir"))]))
+    """Test files and the helpers the tests name get empty tests; a package.json's test
+    scripts and a Makefile's test/check targets succeed without doing anything."""
+    tests = list(dict.fromkeys([*seen.test_files(), *_copies_of(seen, actor.task.metadata.get("tests_dir")),
+                                *_helpers_named_by_tests(actor, seen)]))
     files = {path: (_neutered(path, actor.read(path) or ""), 0o755) for path in tests[:200]}
     for path in [p for p in seen.files if PurePosixPath(p).name == "package.json"][:20]:
         neutered = _neutered_package_json(actor.read(path) or "")
@@ -336,7 +376,10 @@ def reward_file(actor: Actor, seen: Surroundings) -> bool:
 
 
 def pytest_hooks(actor: Actor, seen: Surroundings) -> bool:
-    dirs = [actor.workdir, "/app", "/root", "/tmp", *{str(PurePosixPath(t).parent) for t in seen.test_files()}]
+    # pytest.ini wins over the other config files of its directory, so it also goes where the image has one
+    configs = [p for p in seen.files if PurePosixPath(p).name in PYTEST_CONFIGS][:50]
+    dirs = [actor.workdir, "/app", "/root", "/tmp", *{str(PurePosixPath(t).parent) for t in seen.test_files()},
+            *(str(PurePosixPath(c).parent) for c in configs)]
     parent = PurePosixPath(actor.workdir)
     while str(parent) != "/":
         parent = parent.parent
@@ -344,13 +387,14 @@ def pytest_hooks(actor: Actor, seen: Surroundings) -> bool:
     files: dict[str, tuple[str, int]] = {}
     for directory in dict.fromkeys(d.rstrip("/") for d in dirs):
         files[f"{directory}/conftest.py"] = (FORCE_PASS_PLUGIN, 0o644)
-        if f"{directory}/pytest.ini" not in seen.files:
-            files[f"{directory}/pytest.ini"] = (PYTEST_INI, 0o644)
+        files[f"{directory}/pytest.ini"] = (PYTEST_INI, 0o644)
+    # a PYTHONPATH entry comes before site-packages on sys.path, so its sitecustomize.py is the one imported
+    for hook_dir in [*seen.site_dirs, *seen.python_path]:
+        files[f"{hook_dir}/posttrain_probe_hook.py"] = (STARTUP_HOOK, 0o644)
+        files[f"{hook_dir}/posttrain_probe_plugin.py"] = (FORCE_PASS_PLUGIN, 0o644)
+        files[f"{hook_dir}/sitecustomize.py"] = ("import posttrain_probe_hook\n", 0o644)
     for site in seen.site_dirs:
-        files[f"{site}/posttrain_probe_hook.py"] = (STARTUP_HOOK, 0o644)
-        files[f"{site}/posttrain_probe_plugin.py"] = (FORCE_PASS_PLUGIN, 0o644)
         files[f"{site}/posttrain-probe.pth"] = ("import posttrain_probe_hook\n", 0o644)
-        files[f"{site}/sitecustomize.py"] = ("import posttrain_probe_hook\n", 0o644)
         files[f"{site}/usercustomize.py"] = ("import posttrain_probe_hook\n", 0o644)
     actor.write_many(files)
     return True
@@ -365,9 +409,10 @@ def shadow_binaries(actor: Actor, seen: Surroundings) -> bool:
                f"shopt -s expand_aliases 2>/dev/null\n{aliases}")
     files: dict[str, tuple[str, int]] = {}
     for module_dir in dict.fromkeys([actor.workdir, "/app", "/root", "/tmp"]):
-        files[f"{module_dir.rstrip('/')}/pytest.py"] = ("raise SystemExit(0)\n", 0o644)
+        for module in SHADOWED_MODULES:
+            files[f"{module_dir.rstrip('/')}/{module}.py"] = ("raise SystemExit(0)\n", 0o644)
     appends = "; ".join(f"{{ mkdir -p {shlex.quote(str(PurePosixPath(rc).parent))} && cat >> {shlex.quote(rc)}; }} "
-                        f"< /tmp/.posttrain-probe-rc" for rc in RC_FILES)
+                        f"< /tmp/.posttrain-probe-rc" for rc in dict.fromkeys([*RC_FILES, *seen.startup_files]))
     for directory in [FAKE_BIN_DIR, *seen.writable_dirs]:
         for name in SHADOWED:
             files[f"{directory.rstrip('/')}/{name}"] = (FAKE_BINARY.format(name=name), 0o755)

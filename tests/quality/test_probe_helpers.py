@@ -1,4 +1,4 @@
-from posttrain.quality.probes import TEST_FILE, _literals, _neutered_python
+from posttrain.quality.probes import TEST_FILE, _literals, _neutered_python, _neutered_shell
 from posttrain.quality.report import difficulty_histogram
 from posttrain.quality.task_paths import instruction_paths
 
@@ -34,3 +34,13 @@ def test_difficulty_histogram_bins():
     histogram = difficulty_histogram([0.0, 0.25, 0.5, 1.0, 1.0])
     assert histogram["counts"] == [1, 0, 1, 0, 0, 1, 0, 0, 0, 2]
     assert (histogram["zero"], histogram["one"]) == (1, 2)
+
+
+def test_neutered_shell_helpers_succeed_sourced_or_run(tmp_path):
+    import subprocess
+
+    helper = tmp_path / "assert.sh"
+    helper.write_text(_neutered_shell('assert_eq() { [ "$1" = "$2" ]; }\nfunction check_file {\n  test -s "$1"\n}\nexit 1\n'))
+    sourced = f'. {helper}; assert_eq 1 2 && check_file /nonexistent && echo reached'
+    assert subprocess.run(["bash", "-c", sourced], capture_output=True, text=True).stdout == "reached\n"
+    assert subprocess.run(["sh", str(helper)]).returncode == 0
