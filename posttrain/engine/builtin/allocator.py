@@ -5,13 +5,14 @@ decode step's fresh tensors (a [batch, vocab] logits matrix is 25 MB for 128 seq
 as new pages that the kernel faults in and zeroes again: about a tenth of a decode step on this
 CPU. Raising malloc's mmap and trim thresholds keeps freed blocks in the heap for the next step
 (what vLLM's CPU backend gets by preloading tcmalloc). The cost is that the process's resident
-memory stays at its peak.
+memory stays at its peak; POSTTRAIN_KEEP_FREED_MEMORY=0 leaves malloc as it is.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 import sys
 
 M_TRIM_THRESHOLD = -1  # glibc's mallopt parameter numbers (malloc.h)
@@ -26,7 +27,7 @@ def keep_freed_memory() -> bool:
     global _applied
     if _applied is None:
         _applied = False
-        if sys.platform.startswith("linux"):
+        if sys.platform.startswith("linux") and os.environ.get("POSTTRAIN_KEEP_FREED_MEMORY", "1") != "0":
             try:
                 libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
                 mallopt = libc.mallopt
