@@ -49,6 +49,8 @@ TEST_FILE = re.compile(r"^((test_|check|verify|grade|run[_-]tests?|run[_-]checks
 CODE = (".py", ".sh", ".bash", ".js", ".ts", ".rb", ".go", ".bats")
 SOLUTION_FILE = re.compile(r"^(solve|solution|oracle|reference_solution)(\.sh|\.py)?$")
 EXPECTED_HINTS = ("expected", "golden", "answer", "reference", "correct")
+HINTED_MAX_BYTES = 65536
+CODE_SUFFIXES = (".py", ".sh", ".bash", ".js", ".ts", ".c", ".h", ".go", ".rs", ".rb", ".java")
 SHADOWED = ("python", "python3", "pytest", "py.test", "bash", "sh", "curl", "wget", "node", "npm", "make", "diff",
             "cmp", "grep", "jq", "sqlite3", "gcc", "cc", "go", "cargo", "java", "ruby", "perl", "git", "timeout")
 RC_FILES = ("/root/.bashrc", "/root/.bash_profile", "/root/.profile", "/etc/bash.bashrc", "/etc/profile",
@@ -253,6 +255,12 @@ def hardcode_output(actor: Actor, seen: Surroundings) -> bool:
                    and not p.endswith((".py", ".sh")) and (
                        PurePosixPath(p).name == name or (stem in PurePosixPath(p).name.lower()
                                                          and any(h in p.lower() for h in EXPECTED_HINTS)))]
+        if not sources and len(outputs) == 1:
+            # one output and an answer under an unrelated name: any small data file whose path
+            # says it holds expected values (/app/.grading/answer_key.txt)
+            sources = [p for p, size in seen.files.items() if p != output and size <= HINTED_MAX_BYTES
+                       and not TEST_FILE.match(PurePosixPath(p).name) and not p.endswith(CODE_SUFFIXES)
+                       and any(h in p.lower() for h in EXPECTED_HINTS)]
         content = None
         for source in sources[:3]:
             content = actor.read(source)
