@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from posttrain.agent.policies import solution_command
 from posttrain.quality.trial import Actor, Trial
@@ -30,6 +30,8 @@ NETWORK_COMMANDS = re.compile(
     r"\b(npm|yarn|pnpm)\s+(install|add|ci)\b|\buv\s+(sync|add|run --with)\b|\buvx\b|\bgo\s+(get|mod download)\b|"
     r"\bcargo\s+(install|fetch)\b")
 MISSING_COMMAND = re.compile(r"(?:^|\n)(?:[^\n]*?: )?(?:line \d+: )?([\w.+-]+): (?:command )?not found")
+# bash running a system command by absolute path the image does not have
+MISSING_PATH_COMMAND = re.compile(r"(?:^|\n)[^\n]*?: line \d+: (/(?:usr|bin|sbin)/[\w./+-]+): No such file or directory")
 MISSING_MODULE = re.compile(r"No module named '?([\w.]+)'?")
 SHELL_SYNTAX = re.compile(r"syntax error|unexpected end of file|unexpected EOF", re.IGNORECASE)
 # the verifier broke, whatever the solution did: its own files missing, no test run, pytest crashing
@@ -90,6 +92,9 @@ def _missing_dependency(text: str, instruction: str) -> str | None:
     for match in MISSING_COMMAND.finditer(text):
         if not named(match.group(1)):
             return f"`{match.group(1)}` is not installed (command not found)"
+    for match in MISSING_PATH_COMMAND.finditer(text):
+        if not named(PurePosixPath(match.group(1)).name):
+            return f"`{match.group(1)}` is not installed (no such file)"
     for match in MISSING_MODULE.finditer(text):
         if not named(match.group(1)):
             return f"Python module `{match.group(1)}` is not installed"

@@ -21,7 +21,7 @@ from posttrain.errors import PosttrainError
 from posttrain.quality import execution
 from posttrain.quality.inspection_cache import InspectionCache, inspection_key
 from posttrain.quality.lint import lint_task
-from posttrain.quality.probes import PROBES, all_probes, one_probe
+from posttrain.quality.probes import ALONE, PROBES, all_probes, one_probe
 from posttrain.quality.trial import Trial, run_trial
 from posttrain.quality.verdicts import FAIL, PASS, SKIP, Check, decide
 from posttrain.tasks.harbor import load_harbor_task
@@ -198,9 +198,11 @@ class Inspector:
 
     def _probe(self, task: Task, built, report: TaskReport) -> None:
         """Every probe in one trial; only when that passes, one trial per probe to name it."""
-        names = self.options.probes
-        if not names:
+        if not self.options.probes:
             return
+        names = tuple(n for n in self.options.probes if n not in ALONE)
+        solo = {name: self._submit(task, built, f"probe-{name}", one_probe(name))
+                for name in self.options.probes if name in ALONE and ALONE[name](task)}
         # reward_file asks whether test.sh itself overwrites a planted reward, so trials that play
         # it keep /logs/verifier as the agent left it (the harness's wipe would hide the flaw)
         combined = self._submit(task, built, "probes-together", all_probes(names),
@@ -215,6 +217,7 @@ class Inspector:
                 else:
                     status = "nothing to try (the state is the do-nothing run's)"
                 report.checks.append(Check(f"probe:{name}", "probe", PASS, status, evidence=evidence))
+            report.checks += self._solo_checks(solo)
             return
         alone = {name: self._submit(task, built, f"probe-{name}", one_probe(name), wipe_reward=name != "reward_file")
                  for name in played}
@@ -227,9 +230,15 @@ class Inspector:
             check = _probe_check(name, trial)
             hits += [name] if check.status == FAIL else []
             report.checks.append(check)
+        report.checks += self._solo_checks(solo)
         if not hits:
             report.checks.append(Check("probe:combined", "probe", FAIL, f"the probes {', '.join(played)} pass together "
                                        f"(reward {combined.reward}), none alone", "exploitable", evidence))
+
+    def _solo_checks(self, solo: dict[str, Future]) -> list[Check]:
+        checks = [_probe_check(name, trial.result()) for name, trial in solo.items()]
+        return checks + [Check(f"probe:{name}", "probe", PASS, "nothing to try: no test file evaluates text as code "
+                               "(eval, bash arithmetic)") for name in self.options.probes if name in ALONE and name not in solo]
 
     def _build(self, task: Task, report: TaskReport):
         from posttrain.agent.task_sandbox import build_task_environment

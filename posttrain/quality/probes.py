@@ -5,7 +5,9 @@ that earns a passing reward makes the task `exploitable`.
 A probe first looks around the sandbox as an agent could (one pass, shared by all probes), and
 has nothing to do when its hack has nothing to work on.
 
-    read_solution    find the reference solution in the sandbox and run it
+    read_solution    find the reference solution in the sandbox and run it (archives too)
+    inject_output    write a shell payload into the named outputs: a verifier that evals them or
+                     reads them in bash arithmetic runs it, writes a passing reward and dies
     hardcode_output  copy expected outputs it can read (copied tests, expected files) into
                      the outputs the instruction names
     early_exit       create the named outputs empty, claim success and stop
@@ -20,7 +22,8 @@ has nothing to do when its hack has nothing to work on.
                      $BASH_ENV and $ENV name, and pytest, unittest and doctest modules in the
                      working directory
 
-`all_probes` plays every applicable hack in one sandbox, in the order above (each one only
+`all_probes` plays every applicable hack but inject_output (its payload in an output would
+spoil early_exit's empty one, so it has a trial of its own) in one sandbox, in the order above (each one only
 pushes toward a pass, and the ones that read the sandbox go before the ones that rewrite
 it): when that fails, each one alone fails too, and only a pass needs a trial per probe to
 name the hack.
@@ -60,6 +63,19 @@ SHADOWED_MODULES = ("pytest", "unittest", "doctest")  # runners `python -m` find
 PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 HELPER_CODE = (".py", ".sh", ".bash")
 MAX_FILES = 20000
+ARCHIVES = (".tar", ".tar.gz", ".tgz", ".zip")
+ARCHIVE_MAX_BYTES = 10_000_000
+ARCHIVE_MAX_MEMBERS = 200
+# lists, extracts and hashes one archive ($1) into $2; zip needs unzip or python3
+ARCHIVE_SCRIPT = f"""
+case "$1" in
+  *.zip) list() {{ unzip -Z1 "$1" || python3 -m zipfile -l "$1"; }}
+         x() {{ unzip -qo "$1" -d "$2" || python3 -m zipfile -e "$1" "$2"; }} ;;
+  *) list() {{ tar -tf "$1"; }}; x() {{ tar -xf "$1" -C "$2" --no-same-owner; }} ;;
+esac
+n=$(list "$1" 2>/dev/null | wc -l)
+[ "$n" -gt 0 ] && [ "$n" -le {ARCHIVE_MAX_MEMBERS} ] && mkdir -p "$2" && x "$1" "$2" >/dev/null 2>&1
+"""
 
 FORCE_PASS_PLUGIN = '''import pytest
 
@@ -88,6 +104,14 @@ import os
 os.environ.setdefault("PYTEST_PLUGINS", "posttrain_probe_plugin")
 atexit.register(lambda: os._exit(0))
 '''
+REWARD_SCRIPT = "#!/bin/sh\nmkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt\n"
+REWARD_PROGRAM = ("import os\nos.makedirs('/logs/verifier', exist_ok=True)\n"
+                  "open('/logs/verifier/reward.txt', 'w').write('1\\n')\n")
+# `eval` runs it as a command and bash arithmetic expands the subscript: either way the command
+# substitution writes a passing reward and kills test.sh ($$ is test.sh there) before it writes its own
+INJECTION = "a[$(mkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt; kill -9 $$)]"
+REWARD_C = ('#include <stdio.h>\nint main(void) {\n    FILE *f = fopen("/logs/verifier/reward.txt", "w");\n'
+            '    if (f) { fputs("1\\n", f); fclose(f); }\n    return 0;\n}\n')
 PYTEST_INI = "[pytest]\naddopts = --collect-only -q\n"
 FAKE_BINARY = '''#!/bin/sh
 # posttrain probe: a shadowed {name}
@@ -107,8 +131,10 @@ class Surroundings:
     python_path: list[str] = field(default_factory=list)  # $PYTHONPATH entries it can write or create
     startup_files: list[str] = field(default_factory=list)  # what $BASH_ENV and $ENV name: bash sources it first
     site_dirs: list[str] = field(default_factory=list)  # every Python's site-packages, user site included
-    missing_outputs: list[str] = field(default_factory=list)  # paths the instruction names that do not exist
+    outputs: list[str] = field(default_factory=list)  # paths the instruction names
+    missing_outputs: list[str] = field(default_factory=list)  # of those, the ones that do not exist
     digests: dict[str, str] = field(default_factory=dict)  # path -> sha256, for files sized like a task file
+    archived: dict[tuple[str, str], str] = field(default_factory=dict)  # (archive, member) -> sha256, small archives
 
     def named(self, pattern: re.Pattern) -> list[str]:
         return [p for p in self.files if pattern.match(PurePosixPath(p).name)]
@@ -179,6 +205,7 @@ true
     seen.python_path = [d for d in dict.fromkeys(sections.get("pythonpath", [])) if d.startswith("/")]
     seen.startup_files = [f for f in dict.fromkeys(sections.get("startup", [])) if f.startswith("/")]
     missing = set(sections.get("missing", []))
+    seen.outputs = outputs
     seen.missing_outputs = [p for p in outputs if (p.rstrip("/") or "/") in missing]
     sizes = {size for d in (actor.task.solution, actor.task.metadata.get("tests_dir"))
              for size, _ in _task_files(d).values()}
@@ -189,8 +216,28 @@ true
         for line in listing.stdout.splitlines():
             digest, _, path = line.partition("  ")
             seen.digests[path] = digest
+    seen.archived = _archive_members(actor, seen)
     actor.trial.steps.append(_summary_step(seen, time.perf_counter() - started))
     return seen
+
+
+def _archive_members(actor: Actor, seen: Surroundings) -> dict[tuple[str, str], str]:
+    """Hashes of the files inside the small archives the sandbox holds: a reference solution
+    packed in a tarball is as readable as a plain copy."""
+    archives = [p for p, size in seen.files.items() if p.endswith(ARCHIVES) and 0 < size <= ARCHIVE_MAX_BYTES][:20]
+    if not archives:
+        return {}
+    script = "".join(f"set -- {shlex.quote(a)} /tmp/.posttrain-probe-archive; rm -rf \"$2\"; {{ {ARCHIVE_SCRIPT} }} && "
+                     f"(cd \"$2\" && find . -type f -size -5000k -exec sha256sum {{}} + | sed \"s|^|$1\\t|\")\n"
+                     for a in archives)
+    listing = actor.run(script + "rm -rf /tmp/.posttrain-probe-archive; true", timeout=120, record=False)
+    members: dict[tuple[str, str], str] = {}
+    for line in listing.stdout.splitlines():
+        archive, _, rest = line.partition("\t")
+        digest, _, member = rest.partition("  ")
+        if archive in archives and member.startswith("./"):
+            members[(archive, member[2:])] = digest
+    return members
 
 
 def _summary_step(seen: Surroundings, duration_s: float) -> Step:
@@ -209,7 +256,8 @@ def _copies_of(seen: Surroundings, directory: str | None) -> list[str]:
 
 def read_solution(actor: Actor, seen: Surroundings) -> bool:
     """Runs what it finds of the reference solution: copies of solution/ files (by content)
-    and files named like one, shell scripts with bash, Python files with python3."""
+    and files named like one, shell scripts with bash, Python files with python3; failing
+    those, such a script packed in a small archive, unpacked whole."""
     found = [p for p in dict.fromkeys([*_copies_of(seen, actor.task.solution), *seen.named(SOLUTION_FILE)])
              if p.endswith((".sh", ".py")) or SOLUTION_FILE.match(PurePosixPath(p).name)]
     found.sort(key=lambda p: not p.endswith(".sh"))  # a solve.sh drives the rest
@@ -217,7 +265,20 @@ def read_solution(actor: Actor, seen: Surroundings) -> bool:
         runner = "python3" if script.endswith(".py") else "bash"
         actor.run(f"cd {shlex.quote(str(PurePosixPath(script).parent))} && {runner} {shlex.quote(script)}",
                   timeout=min(float(actor.task.limits.agent_timeout_s), 600.0))
-    return bool(found)
+    if found:
+        return True
+    digests = {digest for _, digest in _task_files(actor.task.solution).values()}
+    packed = [(archive, member) for (archive, member), digest in seen.archived.items() if member.endswith((".sh", ".py"))
+              and (digest in digests or SOLUTION_FILE.match(PurePosixPath(member).name))]
+    packed.sort(key=lambda m: not m[1].endswith(".sh"))
+    for archive, member in packed[:3]:  # unpacked whole: the script may use its neighbours
+        target = f"/tmp/.posttrain-probe-unpacked/{len(archive)}-{PurePosixPath(archive).name}"
+        runner = "python3" if member.endswith(".py") else "bash"
+        where, name = (shlex.quote(str(part)) for part in (PurePosixPath(member).parent, PurePosixPath(member).name))
+        actor.run(f"set -- {shlex.quote(archive)} {shlex.quote(target)}\n{ARCHIVE_SCRIPT}\n"
+                  f"cd \"$2\"/{where} && {runner} {name}",
+                  timeout=min(float(actor.task.limits.agent_timeout_s), 600.0))
+    return bool(packed)
 
 
 _LITERAL = re.compile(r"==\s*(?:\"((?:[^\"\\\n]|\\.)*)\"|'((?:[^'\\\n]|\\.)*)'|(-?\d+(?:\.\d+)?)\b)")
@@ -240,6 +301,18 @@ def _literals(text: str, output_name: str) -> list[str]:
                 except (ValueError, SyntaxError):
                     values.append(raw)
     return values
+
+
+def inject_output(actor: Actor, seen: Surroundings) -> bool:
+    outputs = [p for p in seen.missing_outputs if not p.endswith("/")]
+    if not outputs:
+        return False
+    # an output something before it made (the solution read_solution ran) stays as it is
+    actor.write_many({"/tmp/.posttrain-probe-payload": (INJECTION + "\n", 0o644)})
+    actor.run("; ".join(f"[ -e {shlex.quote(p)} ] || {{ mkdir -p {shlex.quote(str(PurePosixPath(p).parent))} && "
+                        f"cp /tmp/.posttrain-probe-payload {shlex.quote(p)}; }}" for p in outputs)
+              + "; rm -f /tmp/.posttrain-probe-payload; true", timeout=30)
+    return True
 
 
 def hardcode_output(actor: Actor, seen: Surroundings) -> bool:
@@ -279,9 +352,12 @@ def hardcode_output(actor: Actor, seen: Surroundings) -> bool:
 
 
 def early_exit(actor: Actor, seen: Surroundings) -> bool:
-    if not seen.missing_outputs:
+    """Creates the missing outputs empty and touches the existing ones (a verifier may only
+    check that a stale output was regenerated), then claims success."""
+    stale = [p for p in seen.outputs if p in seen.files]
+    if not seen.missing_outputs and not stale:
         return False
-    moves = []
+    moves = [f"touch -c {shlex.quote(p)}" for p in stale]
     for output in seen.missing_outputs:
         quoted = shlex.quote(output.rstrip("/"))
         moves.append(f"mkdir -p {quoted}" if output.endswith("/") else
@@ -355,12 +431,59 @@ def _helpers_named_by_tests(actor: Actor, seen: Surroundings) -> list[str]:
     return [p for p in checked_paths(tests_dir) if p in seen.files and p.endswith(HELPER_CODE)]
 
 
+def _tests_text(actor: Actor, suffixes: tuple[str, ...]) -> list[str]:
+    tests_dir = actor.task.metadata.get("tests_dir")
+    if not tests_dir or not Path(tests_dir).is_dir():
+        return []
+    return [f.read_text(errors="replace") for f in sorted(Path(tests_dir).rglob("*"))
+            if f.is_file() and f.name.endswith(suffixes) and f.stat().st_size < 1_000_000]
+
+
+def _helper_modules(actor: Actor, seen: Surroundings) -> list[str]:
+    """Python modules in the sandbox that the tests import and the instruction does not ask
+    for: a checking helper the agent can rewrite, not the code under test."""
+    names: set[str] = set()
+    for text in _tests_text(actor, (".py",)):
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module.split(".")[0])
+    return [p for p in seen.files if PurePosixPath(p).name in {f"{n}.py" for n in names}
+            and p not in seen.outputs and PurePosixPath(p).name not in {PurePosixPath(o).name for o in seen.outputs}]
+
+
+def _permissive_module(text: str) -> str:
+    """The same top-level functions, each returning True."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return ""
+    return "".join(f"def {node.name}(*args, **kwargs):\n    return True\n\n\n" for node in tree.body
+                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
+_SOURCED = re.compile(r"(?:^|[;&|({]|\bthen|\bdo)\s*(?:source|\.)\s+[\"']?(/[^\s;&|)\"']+)", re.MULTILINE)
+
+
+def _sourced_by_tests(actor: Actor, seen: Surroundings) -> list[str]:
+    """Files in the sandbox that test.sh (or a shell file beside it) sources, whatever they are called."""
+    return [p for text in _tests_text(actor, (".sh", ".bash")) for p in dict.fromkeys(_SOURCED.findall(text))
+            if p in seen.files]
+
+
 def edit_tests(actor: Actor, seen: Surroundings) -> bool:
     """Test files and the helpers the tests name get empty tests; a package.json's test
     scripts and a Makefile's test/check targets succeed without doing anything."""
     tests = list(dict.fromkeys([*seen.test_files(), *_copies_of(seen, actor.task.metadata.get("tests_dir")),
                                 *_helpers_named_by_tests(actor, seen)]))
     files = {path: (_neutered(path, actor.read(path) or ""), 0o755) for path in tests[:200]}
+    for path in _helper_modules(actor, seen)[:20]:
+        files[path] = (_permissive_module(actor.read(path) or ""), 0o644)
     for path in [p for p in seen.files if PurePosixPath(p).name == "package.json"][:20]:
         neutered = _neutered_package_json(actor.read(path) or "")
         if neutered:
@@ -375,7 +498,16 @@ def edit_tests(actor: Actor, seen: Surroundings) -> bool:
 
 
 def reward_file(actor: Actor, seen: Surroundings) -> bool:
+    """Plants reward files, and makes the scripts the instruction asks for write one: a
+    verifier that runs the agent's program and only writes on success keeps it."""
     files: dict[str, tuple[str, int]] = {}
+    for output in seen.missing_outputs:
+        if output.endswith((".sh", ".bash")):
+            files[output] = (REWARD_SCRIPT, 0o755)
+        elif output.endswith(".py"):
+            files[output] = (REWARD_PROGRAM, 0o755)
+        elif output.endswith(".c"):
+            files[output] = (REWARD_C, 0o644)
     for directory in dict.fromkeys(["/logs/verifier", "/logs", actor.workdir, "/app", "/tmp", "/root"]):
         files[f"{directory.rstrip('/')}/reward.txt"] = ("1\n", 0o644)
         files[f"{directory.rstrip('/')}/reward.json"] = ('{"reward": 1.0}\n', 0o644)
@@ -420,7 +552,8 @@ def shadow_binaries(actor: Actor, seen: Surroundings) -> bool:
         for module in SHADOWED_MODULES:
             files[f"{module_dir.rstrip('/')}/{module}.py"] = ("raise SystemExit(0)\n", 0o644)
     appends = "; ".join(f"{{ mkdir -p {shlex.quote(str(PurePosixPath(rc).parent))} && cat >> {shlex.quote(rc)}; }} "
-                        f"< /tmp/.posttrain-probe-rc" for rc in dict.fromkeys([*RC_FILES, *seen.startup_files]))
+                        f"< /tmp/.posttrain-probe-rc" for rc in dict.fromkeys([*RC_FILES, *seen.startup_files,
+                                                                 *_sourced_by_tests(actor, seen)]))
     for directory in [FAKE_BIN_DIR, *seen.writable_dirs]:
         for name in SHADOWED:
             files[f"{directory.rstrip('/')}/{name}"] = (FAKE_BINARY.format(name=name), 0o755)
@@ -430,8 +563,33 @@ def shadow_binaries(actor: Actor, seen: Surroundings) -> bool:
     return True
 
 
+# bash that evaluates text as code: eval, arithmetic expansion and commands, [[ ]] numeric tests
+EVALUATES_TEXT = re.compile(r"\beval\b|\$\(\(|(?:^|[\s;&|])\(\(|\[\[[^\]\n]*\s-(?:eq|ne|gt|ge|lt|le)\s|\blet\s|"
+                            r"\bdeclare\s+-[a-zA-Z]*i", re.MULTILINE)
+
+
+def tests_evaluate_text(task) -> bool:
+    """Whether any shell script of the task's tests could run an output as code (checked on
+    the host, before a trial is spent on inject_output)."""
+    tests_dir = task.metadata.get("tests_dir")
+    if not tests_dir or not Path(tests_dir).is_dir():
+        return False
+    for path in sorted(Path(tests_dir).rglob("*"))[:200]:
+        if not path.is_file() or path.stat().st_size > 1_000_000:
+            continue
+        text = path.read_text(errors="replace")
+        shell = path.suffix in (".sh", ".bash", "") or (text.startswith("#!") and "sh" in text.splitlines()[0])
+        if shell and EVALUATES_TEXT.search(text):
+            return True
+    return False
+
+
+# played in a trial of its own, never by all_probes, and only where the predicate says it can work
+ALONE: dict[str, Callable[..., bool]] = {"inject_output": tests_evaluate_text}
+
 PROBES: dict[str, Callable[[Actor, Surroundings], bool]] = {
     "read_solution": read_solution,
+    "inject_output": inject_output,
     "hardcode_output": hardcode_output,
     "early_exit": early_exit,
     "edit_tests": edit_tests,
@@ -453,7 +611,7 @@ def all_probes(names: tuple[str, ...]):
     which ones had something to do in the trial's note."""
     def act(actor: Actor) -> str | None:
         seen = look_around(actor)
-        played = [name for name in PROBES if name in names and PROBES[name](actor, seen)]
+        played = [name for name in PROBES if name in names and name not in ALONE and PROBES[name](actor, seen)]
         actor.trial.note = ",".join(played)
         return None if played else NOT_APPLICABLE
     return act

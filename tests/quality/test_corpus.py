@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from posttrain.quality.inspector import InspectOptions, inspect_dirs
+from posttrain.quality.probes import PROBES
 
 CORPUS = Path(__file__).parent / "corpus"
 SUITE = Path(__file__).parents[2] / "tasks" / "terminal"
@@ -25,7 +26,6 @@ def failed_probes(report) -> set[str]:
 
 
 def test_the_corpus_covers_every_verdict_and_probe_twice():
-    from posttrain.quality.probes import PROBES
     from posttrain.quality.verdicts import VERDICTS
 
     rows = expected()
@@ -69,4 +69,4 @@ def test_the_builtin_terminal_suite_passes_clean():
     assert not flagged, "\n".join(flagged)
     for report in reports:  # every probe was played against it, and failed
         probes = [c for c in report.checks if c.kind == "probe"]
-        assert len(probes) == 7 and all(c.status == "pass" for c in probes)
+        assert len(probes) == len(PROBES) and all(c.status == "pass" for c in probes)
