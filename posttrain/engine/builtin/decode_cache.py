@@ -97,8 +97,8 @@ class DecodeCache:
     def _compact(self, keep: list[int]) -> None:
         """Keep only rows `keep` (ascending), moved into rows 0 .. len(keep)-1: each hole below
         the new end is filled from a kept row above it, so only those rows are copied."""
-        count = len(keep)
-        holes = [row for row in range(count) if row not in set(keep)]
+        count, kept = len(keep), set(keep)
+        holes = [row for row in range(count) if row not in kept]
         movers = [row for row in keep if row >= count]
         if holes:
             longest = max(self.lengths[row] for row in movers)

@@ -172,18 +172,21 @@ class _AttentionPlan:
             row += n
         self.padded = padded_rows(row) > row  # padding rows attend to nothing: their output stays zero
         self._decode = decode
-        self.cache_rows = None
-        self.decode_rows = torch.tensor([r for r, _, _, _ in decode], dtype=torch.long) if decode else None
-        if decode:
-            width = max(len(table) for _, table, _, _ in decode)
-            # padding points at block 0: its keys are read but masked out
-            self.decode_tables = torch.tensor([table + [0] * (width - len(table)) for _, table, _, _ in decode])
-            lengths = torch.tensor([context for _, _, context, _ in decode])
-            self.decode_mask = torch.arange(width * block_size)[None, :] < lengths[:, None]  # [batch, context]
+        self.cache_rows = self.decode_rows = None
+
+    def _plan_gather(self, block_size: int) -> None:
+        """Gather the decoding sequences' blocks from the paged cache (when the DecodeCache declines)."""
+        decode = self._decode
+        self.decode_rows = torch.tensor([r for r, _, _, _ in decode], dtype=torch.long)
+        width = max(len(table) for _, table, _, _ in decode)
+        # padding points at block 0: its keys are read but masked out
+        self.decode_tables = torch.tensor([table + [0] * (width - len(table)) for _, table, _, _ in decode])
+        lengths = torch.tensor([context for _, _, context, _ in decode])
+        self.decode_mask = torch.arange(width * block_size)[None, :] < lengths[:, None]  # [batch, context]
 
     def use_decode_cache(self, cache: DecodeCache, k_cache: torch.Tensor, v_cache: torch.Tensor) -> None:
         """Place this step's decoding sequences in the DecodeCache; the decode attention then
-        reads their rows in place. Leaves the gather plan in charge when they do not fit."""
+        reads their rows in place. Plans the gather from the paged cache when they do not fit."""
         decode = self._decode
         if not decode:
             cache.clear()
@@ -191,6 +194,7 @@ class _AttentionPlan:
         placed = cache.prepare([(seq.seq_id, table, context, seq.num_prompt_tokens + seq.params.max_tokens)
                                 for _, table, context, seq in decode], k_cache, v_cache)
         if placed is None:
+            self._plan_gather(cache.block_size)
             return
         by_row = sorted(range(len(decode)), key=placed.__getitem__)  # cache row r holds decode[by_row[r]]
         contexts = torch.tensor([decode[i][2] for i in by_row])
