@@ -431,12 +431,17 @@ def _helpers_named_by_tests(actor: Actor, seen: Surroundings) -> list[str]:
     return [p for p in checked_paths(tests_dir) if p in seen.files and p.endswith(HELPER_CODE)]
 
 
-def _tests_text(actor: Actor, suffixes: tuple[str, ...]) -> list[str]:
-    tests_dir = actor.task.metadata.get("tests_dir")
+def _test_sources(task) -> list[tuple[Path, str]]:
+    """(path, text) of every file of the task's tests/ (on the host) under a megabyte."""
+    tests_dir = task.metadata.get("tests_dir")
     if not tests_dir or not Path(tests_dir).is_dir():
         return []
-    return [f.read_text(errors="replace") for f in sorted(Path(tests_dir).rglob("*"))
-            if f.is_file() and f.name.endswith(suffixes) and f.stat().st_size < 1_000_000]
+    return [(f, f.read_text(errors="replace")) for f in sorted(Path(tests_dir).rglob("*"))
+            if f.is_file() and f.stat().st_size < 1_000_000]
+
+
+def _tests_text(actor: Actor, suffixes: tuple[str, ...]) -> list[str]:
+    return [text for path, text in _test_sources(actor.task) if path.name.endswith(suffixes)]
 
 
 def _helper_modules(actor: Actor, seen: Surroundings) -> list[str]:
@@ -571,13 +576,7 @@ EVALUATES_TEXT = re.compile(r"\beval\b|\$\(\(|(?:^|[\s;&|])\(\(|\[\[[^\]\n]*\s-(
 def tests_evaluate_text(task) -> bool:
     """Whether any shell script of the task's tests could run an output as code (checked on
     the host, before a trial is spent on inject_output)."""
-    tests_dir = task.metadata.get("tests_dir")
-    if not tests_dir or not Path(tests_dir).is_dir():
-        return False
-    for path in sorted(Path(tests_dir).rglob("*"))[:200]:
-        if not path.is_file() or path.stat().st_size > 1_000_000:
-            continue
-        text = path.read_text(errors="replace")
+    for path, text in _test_sources(task):
         shell = path.suffix in (".sh", ".bash", "") or (text.startswith("#!") and "sh" in text.splitlines()[0])
         if shell and EVALUATES_TEXT.search(text):
             return True
