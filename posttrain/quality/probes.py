@@ -422,19 +422,23 @@ def _neutered_package_json(text: str) -> str | None:
     return json.dumps(data, indent=2) + "\n"
 
 
+def _tests_dir(task) -> str | None:
+    """The task's tests/ on the host, if it is there."""
+    tests_dir = task.metadata.get("tests_dir")
+    return tests_dir if tests_dir and Path(tests_dir).is_dir() else None
+
+
 def _helpers_named_by_tests(actor: Actor, seen: Surroundings) -> list[str]:
     """Code files in the sandbox that the tests name by path, whatever they are called: a
     helper test.sh sources or runs is as good as a test file."""
-    tests_dir = actor.task.metadata.get("tests_dir")
-    if not tests_dir or not Path(tests_dir).is_dir():
-        return []
-    return [p for p in checked_paths(tests_dir) if p in seen.files and p.endswith(HELPER_CODE)]
+    tests_dir = _tests_dir(actor.task)
+    return [p for p in checked_paths(tests_dir) if p in seen.files and p.endswith(HELPER_CODE)] if tests_dir else []
 
 
 def _test_sources(task) -> list[tuple[Path, str]]:
     """(path, text) of every file of the task's tests/ (on the host) under a megabyte."""
-    tests_dir = task.metadata.get("tests_dir")
-    if not tests_dir or not Path(tests_dir).is_dir():
+    tests_dir = _tests_dir(task)
+    if not tests_dir:
         return []
     return [(f, f.read_text(errors="replace")) for f in sorted(Path(tests_dir).rglob("*"))
             if f.is_file() and f.stat().st_size < 1_000_000]
@@ -458,8 +462,8 @@ def _helper_modules(actor: Actor, seen: Surroundings) -> list[str]:
                 names.update(a.name.split(".")[0] for a in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 names.add(node.module.split(".")[0])
-    return [p for p in seen.files if PurePosixPath(p).name in {f"{n}.py" for n in names}
-            and p not in seen.outputs and PurePosixPath(p).name not in {PurePosixPath(o).name for o in seen.outputs}]
+    wanted = {f"{n}.py" for n in names} - {PurePosixPath(o).name for o in seen.outputs}
+    return [p for p in seen.files if PurePosixPath(p).name in wanted and p not in seen.outputs]
 
 
 def _permissive_module(text: str) -> str:
