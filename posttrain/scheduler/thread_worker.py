@@ -42,6 +42,10 @@ class ThreadWorker:
     def close(self) -> None:
         self._cancel.set()
         self._jobs.put(None)
+        # a worker left inside a torch op while the interpreter shuts down aborts the process
+        # ("terminate called without an active exception"): let its job see the cancel and end
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=10)
 
     def _loop(self) -> None:
         while True:
