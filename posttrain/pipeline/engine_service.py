@@ -25,6 +25,7 @@ import itertools
 import os
 from contextlib import contextmanager
 import secrets
+import socket
 import tempfile
 import threading
 import time
@@ -88,6 +89,7 @@ class EngineServer:
         self._update_waiting = threading.Event()
         self._closed = threading.Event()
         self._dead: BaseException | None = None
+        self._conns: dict = {}  # open worker connection -> the thread serving it
         self._authkey = secrets.token_bytes(16)
         if host is None:
             self._socket_dir = tempfile.mkdtemp(prefix="posttrain-engine-")
@@ -156,14 +158,28 @@ class EngineServer:
         return usage
 
     def close(self) -> None:
+        """Stop serving and join every thread of the service. None may outlive this call: each
+        holds the server, and a daemon thread that drops the last reference to the engine while
+        the interpreter shuts down frees tensors without the GIL it can no longer take, which
+        aborts the process ("terminate called without an active exception")."""
+        if self._closed.is_set():
+            return
         self._closed.set()
         with self._cond:
             self._cond.notify_all()
+        _wake_accept(self._listener.address)
         try:
             self._listener.close()
         except OSError:
             pass
         self._loop_thread.join(timeout=10)
+        self._accept_thread.join(timeout=10)
+        with self._cond:  # a connection is closed under this lock, so its fd is not reused here
+            conns = list(self._conns.items())
+            for conn, _ in conns:
+                _shut_down(conn)
+        for _, thread in conns:
+            thread.join(timeout=10)
         if self._socket_dir:
             for name in os.listdir(self._socket_dir):
                 os.unlink(os.path.join(self._socket_dir, name))
@@ -261,7 +277,13 @@ class EngineServer:
                 if self._closed.is_set():
                     return
                 continue  # a client that failed authentication, or went away mid-handshake
-            threading.Thread(target=self._serve, args=(conn,), name="engine-conn", daemon=True).start()
+            thread = threading.Thread(target=self._serve, args=(conn,), name="engine-conn", daemon=True)
+            with self._cond:
+                if self._closed.is_set():
+                    conn.close()
+                    return
+                self._conns[conn] = thread
+            thread.start()
 
     def _serve(self, conn) -> None:
         call = None
@@ -288,7 +310,30 @@ class EngineServer:
             if call is not None and not call.future.done():
                 self.abort(call)  # the worker went away: free its KV blocks
         finally:
-            conn.close()
+            with self._cond:
+                self._conns.pop(conn, None)
+                conn.close()
+
+
+def _wake_accept(address) -> None:
+    """Connect to the listener once so that a thread blocked in accept() returns (closing the
+    listening socket does not wake it on Linux); the handshake then fails and it sees the close."""
+    family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.settimeout(1.0)
+            probe.connect(address)
+    except OSError:
+        pass  # nothing listens any more: no thread is blocked in accept()
+
+
+def _shut_down(conn) -> None:
+    """Wake a thread blocked reading `conn` (recv returns end-of-file)."""
+    try:
+        with socket.socket(fileno=os.dup(conn.fileno())) as sock:
+            sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # already closed by its own thread
 
 
 def _engine_id(call: _Call, request: GenerationRequest) -> str:

@@ -153,3 +153,18 @@ def test_a_cancelled_caller_aborts_its_call(serve, tokenizer):
         call = server.submit(long)
         server.abort(call)
         call.future.result(timeout=30)
+
+
+def test_close_leaves_no_thread_of_the_service_running(tiny_model, tokenizer):
+    # a service thread that outlives close() may drop the last reference to the engine while the
+    # interpreter shuts down, which aborts the process: close() must join them all, including
+    # the one serving a client that is still connected and idle
+    before = set(threading.enumerate())
+    server = EngineServer(BuiltinEngine(tiny_model, tokenizer))
+    client = server.client()
+    assert len(client.generate(requests(tokenizer, n_prompts=1, max_tokens=4, n=1))) == 1
+    started = {t for t in threading.enumerate() if t.name.startswith("engine-")} - before
+    assert {t.name for t in started} == {"engine-loop", "engine-accept", "engine-conn"}
+    server.close()
+    assert [t.name for t in started if t.is_alive()] == []
+    server.close()  # a second close is harmless
