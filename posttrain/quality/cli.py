@@ -19,7 +19,11 @@ def inspect_command(
                                          "(smollm2-135m, hf:DIR, builtin:DIR, vllm:DIR, openai:URL#MODEL)."),
     samples: int = typer.Option(4, "--samples", "-k", min=1, help="Policy episodes per task for the signal check."),
     repeats: int = typer.Option(3, "--repeats", "-r", min=1, help="Runs of the reference solution and of doing "
-                                "nothing; the verifier must agree with itself across them."),
+                                "nothing; the verifier must agree with itself across them. A task gets all of them "
+                                "when its tests or solution use randomness, the clock, process ids, hash order, "
+                                "sleeps or concurrency, or when its first runs' outputs differ."),
+    min_repeats: int = typer.Option(2, "--min-repeats", min=1, help="Runs each for a task with no source of "
+                                    "nondeterminism whose first runs look alike (--min-repeats R: always R)."),
     probes: Optional[str] = typer.Option(None, "--probes", help="Only these exploit probes (comma-separated); "
                                          "default: all."),
     concurrency: Optional[int] = typer.Option(None, "--concurrency", "-j", min=1, help="Trials (sandboxes) at once "
@@ -44,9 +48,11 @@ def inspect_command(
     installs are present, the reference solution fits the task's time and memory limits and
     does not need a network the task disallows (else unhealthy); the reference solution
     passes (else unsolvable); doing nothing fails and the verifier runs cleanly (else
-    broken_verifier); both give the same result over --repeats runs (else flaky); seven
+    broken_verifier); both give the same result over repeated runs (else flaky: --repeats
+    runs for a task that could vary, --min-repeats for one that shows no sign of it); nine
     scripted exploit agents (editing tests, pytest hooks, writing the reward file, shadowing
-    binaries, reading the solution, hard-coding outputs, exiting early) all fail (else
+    binaries, reading the solution, hard-coding outputs, injecting code into outputs, exiting
+    early, code that exits 0 as soon as it loads) all fail (else
     exploitable); with --policy, the policy's pass rate over --samples episodes is strictly
     between 0 and 1 (else no_signal). Static lint adds warnings. Every check keeps its
     evidence: commands, exit codes, rewards, timings.
@@ -70,7 +76,7 @@ def inspect_command(
     unknown = [p for p in chosen if p not in PROBES]
     if unknown:
         fail(f"--probes: unknown probe {unknown[0]!r}; choose from {', '.join(PROBES)}")
-    options = InspectOptions(repeats=repeats, probes=chosen, backend=backend, use_cache=not no_cache, cache_dir=cache_dir,
+    options = InspectOptions(repeats=repeats, min_repeats=min_repeats, probes=chosen, backend=backend, use_cache=not no_cache, cache_dir=cache_dir,
                              build_timeout_s=build_timeout, max_agent_s=max_seconds, max_verifier_s=max_seconds,
                              **({"concurrency": concurrency} if concurrency else {}))
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

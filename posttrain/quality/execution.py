@@ -176,20 +176,26 @@ def _outcome(trial: Trial) -> tuple:
     return round(trial.reward or 0.0, 6), bool(trial.verifier.get("timed_out")), bool(trial.verifier_error or trial.error)
 
 
-def repeat_check(oracle: list[Trial], nop: list[Trial]) -> Check:
+def results_vary(oracle: list[Trial], nop: list[Trial]) -> bool:
+    return any(len({_outcome(t) for t in runs}) > 1 for runs in (oracle, nop))
+
+
+def repeat_check(oracle: list[Trial], nop: list[Trial], plan: str = "") -> Check:
+    """`plan` says how many runs the task was given and why (nondeterminism.py)."""
     seen = {"oracle": [t.reward for t in oracle], "nop": [t.reward for t in nop]}
     outcomes = {"oracle": [_outcome(t) for t in oracle], "nop": [_outcome(t) for t in nop]}
+    evidence = {"rewards": seen, **({"repeats": plan} if plan else {})}
     varied = [name for name, runs in outcomes.items() if len(set(runs)) > 1]
     if varied:
         described = {name: [f"{r:g}" + (" timed out" if hung else "") + (" verifier error" if broke and not hung else "")
                             for r, hung, broke in outcomes[name]] for name in varied}
         return Check("deterministic", "execution", FAIL, "the verifier's result varies across repeats: "
                      + ", ".join(f"{n} runs {described[n]}" for n in varied), "flaky",
-                     {"rewards": seen, "outcomes": {n: [list(o) for o in runs] for n, runs in outcomes.items()}})
+                     {**evidence, "outcomes": {n: [list(o) for o in runs] for n, runs in outcomes.items()}})
     if len(oracle) < 2 and len(nop) < 2:
-        return Check("deterministic", "execution", SKIP, "one run each (--repeats 1)", evidence={"rewards": seen})
-    return Check("deterministic", "execution", PASS, f"same result over {len(oracle)} + {len(nop)} runs",
-                 evidence={"rewards": seen})
+        return Check("deterministic", "execution", SKIP, "one run each (--repeats 1)", evidence=evidence)
+    return Check("deterministic", "execution", PASS, f"same result over {len(oracle)} + {len(nop)} runs"
+                 + (f" ({plan})" if plan else ""), evidence=evidence)
 
 
 def network_check(task) -> Check:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from posttrain.errors import PosttrainError
-from posttrain.quality import execution
+from posttrain.quality import execution, nondeterminism
 from posttrain.quality.inspection_cache import InspectionCache, inspection_key
 from posttrain.quality.lint import lint_task
 from posttrain.quality.probes import ALONE, PROBES, all_probes, one_probe
@@ -42,7 +42,8 @@ def default_concurrency() -> int:
 
 @dataclass
 class InspectOptions:
-    repeats: int = 3
+    repeats: int = 3  # runs of the solution and of doing nothing, for a task that may vary
+    min_repeats: int = 2  # for one with no source of nondeterminism whose first runs look alike
     probes: tuple[str, ...] = tuple(PROBES)
     concurrency: int = field(default_factory=lambda: default_concurrency())
     backend: str | None = None
@@ -176,19 +177,28 @@ class Inspector:
         deps = self._submit(task, built, "dependencies", lambda a: execution.check_dependencies(a, packages),
                             verify=False) if packages["apt"] or packages["pip"] else None
         timeout = float(task.limits.agent_timeout_s)
-        oracle = [self._submit(task, built, f"oracle-{i}", lambda a: execution.run_oracle(a, timeout))
-                  for i in range(self.options.repeats)] if task.solution else []
-        nop = [self._submit(task, built, f"nop-{i}", execution.run_nothing) for i in range(self.options.repeats)]
+        solve = lambda a: execution.run_oracle(a, timeout)  # noqa: E731
+        sources = nondeterminism.sources(task)
+        repeats = self.options.repeats if sources else min(self.options.min_repeats, self.options.repeats)
+        oracle = [self._submit(task, built, f"oracle-{i}", solve) for i in range(repeats)] if task.solution else []
+        nop = [self._submit(task, built, f"nop-{i}", execution.run_nothing) for i in range(repeats)]
         report.checks.append(execution.dependency_check(packages, deps.result() if deps else None))
         network = execution.network_check(task)
         report.checks.append(network)
         oracle_trials, nop_trials = [f.result() for f in oracle], [f.result() for f in nop]
+        more_needed, plan = self._repeat_plan(sources, repeats, oracle_trials, nop_trials)
+        if more_needed:
+            more = range(repeats, self.options.repeats)
+            oracle = [self._submit(task, built, f"oracle-{i}", solve) for i in more] if task.solution else []
+            nop = [self._submit(task, built, f"nop-{i}", execution.run_nothing) for i in more]
+            oracle_trials += [f.result() for f in oracle]
+            nop_trials += [f.result() for f in nop]
         oracle_result = execution.oracle_check(task, oracle_trials)
         if oracle_result.verdict == "unsolvable" and network.status == "warn":
             oracle_result.verdict = "unhealthy"
             oracle_result.summary = f"fails, and {network.summary}: {network.evidence.get('uses')}"
         report.checks += [oracle_result, execution.nop_check(nop_trials),
-                          execution.repeat_check(oracle_trials, nop_trials)]
+                          execution.repeat_check(oracle_trials, nop_trials, plan)]
         if any(c.status == FAIL for c in report.checks):
             verdict, _ = decide(report.checks)
             for name in self.options.probes:
@@ -196,13 +206,28 @@ class Inspector:
             return
         self._probe(task, built, report)
 
+    def _repeat_plan(self, sources: list[str], repeats: int, oracle: list[Trial], nop: list[Trial]) -> tuple[bool, str]:
+        """Whether a task's first runs need the rest of --repeats, and why (for the report)."""
+        if sources:
+            return False, "all --repeats runs: it uses " + "; ".join(sources[:5])
+        if repeats >= self.options.repeats:
+            return False, ""
+        if execution.results_vary(oracle, nop):
+            return False, "flaky on its first runs"
+        for name, trials in (("the solution's runs", oracle), ("the do-nothing runs", nop)):
+            differ = nondeterminism.runs_differ(trials)
+            if differ:
+                return True, f"all --repeats runs: {name} differ ({differ})"
+        return False, (f"{repeats} runs each: its tests and solution use no source of nondeterminism, and the first "
+                       f"runs look alike")
+
     def _probe(self, task: Task, built, report: TaskReport) -> None:
         """Every probe in one trial; only when that passes, one trial per probe to name it."""
         if not self.options.probes:
             return
         names = tuple(n for n in self.options.probes if n not in ALONE)
         solo = {name: self._submit(task, built, f"probe-{name}", one_probe(name))
-                for name in self.options.probes if name in ALONE and ALONE[name](task)}
+                for name in self.options.probes if name in ALONE and ALONE[name][0](task)}
         # reward_file asks whether test.sh itself overwrites a planted reward, so trials that play
         # it keep /logs/verifier as the agent left it (the harness's wipe would hide the flaw)
         combined = self._submit(task, built, "probes-together", all_probes(names),
@@ -237,8 +262,8 @@ class Inspector:
 
     def _solo_checks(self, solo: dict[str, Future]) -> list[Check]:
         checks = [_probe_check(name, trial.result()) for name, trial in solo.items()]
-        return checks + [Check(f"probe:{name}", "probe", PASS, "nothing to try: no test file evaluates text as code "
-                               "(eval, bash arithmetic)") for name in self.options.probes if name in ALONE and name not in solo]
+        return checks + [Check(f"probe:{name}", "probe", PASS, f"nothing to try: {ALONE[name][1]}")
+                         for name in self.options.probes if name in ALONE and name not in solo]
 
     def _build(self, task: Task, report: TaskReport):
         from posttrain.agent.task_sandbox import build_task_environment
