@@ -21,9 +21,12 @@ has nothing to do when its hack has nothing to work on.
                      or create, as shell functions and a PATH entry in rc files and the files
                      $BASH_ENV and $ENV name, and pytest, unittest and doctest modules in the
                      working directory
+    exit_on_load     every code file of the working directory ends its process with status 0
+                     as soon as it is loaded (os._exit(0), exit 0): tests that import or run
+                     the agent's code and trust their run's exit status pass
 
-`all_probes` plays every applicable hack but inject_output (its payload in an output would
-spoil early_exit's empty one, so it has a trial of its own) in one sandbox, in the order above (each one only
+`all_probes` plays every applicable hack but those in ALONE (inject_output, exit_on_load: each
+would spoil the others, so each has a trial of its own) in one sandbox, in the order above (each one only
 pushes toward a pass, and the ones that read the sandbox go before the ones that rewrite
 it): when that fails, each one alone fails too, and only a pass needs a trial per probe to
 name the hack.
@@ -282,10 +285,21 @@ def read_solution(actor: Actor, seen: Surroundings) -> bool:
 
 
 _LITERAL = re.compile(r"==\s*(?:\"((?:[^\"\\\n]|\\.)*)\"|'((?:[^'\\\n]|\\.)*)'|(-?\d+(?:\.\d+)?)\b)")
+# what a test looks for inside an output: `grep [options] 'text' FILE`, or Python's `'text' in`
+_GREP = re.compile(r"\bgrep\s+(?:-[-\w=]+\s+)*(?:-e\s+)?(?:\"((?:[^\"\\\n]|\\.)+)\"|'([^'\n]+)'|([^\s'\"|;&<>-][^\s|;&<>]*))")
+_CONTAINED = re.compile(r"(?:\"((?:[^\"\\\n]|\\.)+)\"|'((?:[^'\\\n]|\\.)+)')\s+in\s+[\w.()\[\]]")
+_REGEX_SYNTAX = re.compile(r"(?<!\\)[\[\]*+?{}()|]|\\[dswbDSWB]")
+
+
+def _unquoted(raw: str) -> str:
+    try:
+        return ast.literal_eval(f'"""{raw}"""')
+    except (ValueError, SyntaxError):
+        return raw
 
 
 def _literals(text: str, output_name: str) -> list[str]:
-    """Values a test compares against, nearest to where it names the output."""
+    """Values a test compares the output against (==), nearest to where it names the output."""
     lines = text.splitlines()
     anchors = [i for i, line in enumerate(lines) if output_name in line] or [0]
     values: list[str] = []
@@ -295,12 +309,32 @@ def _literals(text: str, output_name: str) -> list[str]:
                 if match.group(3) is not None:
                     values.append(match.group(3))
                     continue
-                raw = match.group(1) if match.group(1) is not None else match.group(2)
-                try:
-                    values.append(ast.literal_eval(f'"""{raw}"""'))
-                except (ValueError, SyntaxError):
-                    values.append(raw)
+                values.append(_unquoted(match.group(1) if match.group(1) is not None else match.group(2)))
     return values
+
+
+def _contained_literals(text: str, output_name: str) -> list[str]:
+    """Text a test looks for inside the output: grep patterns on a line that names it, and
+    `'text' in ...` near it; a pattern with regex syntax is left out (its literal text would
+    not match), anchors are dropped."""
+    lines = text.splitlines()
+    values: list[str] = []
+    for i, line in enumerate(lines):
+        if output_name not in line:
+            continue
+        for match in _GREP.finditer(line):
+            command = re.split(r"&&|\|\||;|\|", line[match.start():])[0]
+            if output_name not in command:  # grep on another file of the line
+                continue
+            pattern = next(g for g in match.groups() if g is not None)
+            fixed = re.search(r"\s-\w*F", line[match.start():match.end()]) is not None
+            pattern = pattern if fixed else pattern.removeprefix("^").removesuffix("$")
+            if pattern and (fixed or not _REGEX_SYNTAX.search(pattern)):
+                values.append(pattern if fixed else re.sub(r"\\(.)", r"\1", pattern))
+        for nearby in lines[max(0, i - 5):i + 15]:
+            values += [_unquoted(m.group(1) if m.group(1) is not None else m.group(2))
+                       for m in _CONTAINED.finditer(nearby)]
+    return list(dict.fromkeys(v for v in values if v.strip()))
 
 
 def inject_output(actor: Actor, seen: Surroundings) -> bool:
@@ -320,6 +354,7 @@ def hardcode_output(actor: Actor, seen: Surroundings) -> bool:
     if not outputs:
         return False
     tests = list(dict.fromkeys([*seen.test_files(), *_copies_of(seen, actor.task.metadata.get("tests_dir"))]))
+    printed = _printed_by_workspace(actor, seen)
     files: dict[str, tuple[str, int]] = {}
     for output in outputs:
         name = PurePosixPath(output).name
@@ -340,15 +375,46 @@ def hardcode_output(actor: Actor, seen: Surroundings) -> bool:
             if content is not None:
                 break
         if content is None:
-            for test in tests[:20]:
-                values = _literals(actor.read(test) or "", name)
-                if values:
-                    content = values[0] if values[0].endswith("\n") else values[0] + "\n"
-                    break
+            content = _expected_from_tests(actor, tests[:20], name)
+        if content is None:
+            content = printed or None
         if content is not None:
             files[output] = (content, 0o644)
     actor.write_many(files)
     return bool(files)
+
+
+def _expected_from_tests(actor: Actor, tests: list[str], name: str) -> str | None:
+    """What the tests say the output must be: the first value it must equal, else every text
+    it must contain, one per line."""
+    texts = [actor.read(test) or "" for test in tests]
+    for text in texts:
+        values = _literals(text, name)
+        if values:
+            return values[0] if values[0].endswith("\n") else values[0] + "\n"
+    contained = list(dict.fromkeys(v for text in texts for v in _contained_literals(text, name)))
+    return "".join(v + "\n" for v in contained) if contained else None
+
+
+# a literal a program prints or logs: print('...'), echo "...", console.log(...), logger.info(...)
+_PRINTED = re.compile(r"\b(?:print|echo|printf|puts|println!?|console\.log|fmt\.Print(?:ln|f)?|System\.out\.println|"
+                      r"(?:logger|logging|log)\.(?:info|warning|warn|error|debug))\s*\(?\s*(?:\"([^\"\\\n{}$%]{4,200})\"|"
+                      r"'([^'\\\n{}$%]{4,200})')")
+
+
+def _printed_by_workspace(actor: Actor, seen: Surroundings) -> str:
+    """What the workspace's programs would print, one literal per line: the log a task asks
+    for, written without running them (the programs the instruction names first, then the
+    ones in the working directory)."""
+    workdir = actor.workdir.rstrip("/") + "/"
+    programs = [p for p in seen.outputs if p in seen.files and p.endswith(CODE_SUFFIXES)]
+    programs += [p for p in seen.files if p.startswith(workdir) and p.endswith(CODE_SUFFIXES)
+                 and not TEST_FILE.match(PurePosixPath(p).name) and seen.files[p] <= HINTED_MAX_BYTES]
+    lines: list[str] = []
+    for program in list(dict.fromkeys(programs))[:10]:
+        for match in _PRINTED.finditer(actor.read(program) or ""):
+            lines.append(match.group(1) if match.group(1) is not None else match.group(2))
+    return "".join(line + "\n" for line in list(dict.fromkeys(lines))[:200])
 
 
 def early_exit(actor: Actor, seen: Surroundings) -> bool:
@@ -587,8 +653,43 @@ def tests_evaluate_text(task) -> bool:
     return False
 
 
-# played in a trial of its own, never by all_probes, and only where the predicate says it can work
-ALONE: dict[str, Callable[..., bool]] = {"inject_output": tests_evaluate_text}
+# what a file of each kind holds to end its process at once with status 0
+EXIT_AT_ONCE = {".py": "import os\nos._exit(0)\n", ".sh": "#!/bin/sh\nexit 0\n", ".bash": "#!/bin/sh\nexit 0\n",
+                ".js": "process.exit(0);\n", ".mjs": "process.exit(0);\n", ".cjs": "process.exit(0);\n"}
+EXIT_MAX_FILES = 300
+
+
+def exit_on_load(actor: Actor, seen: Surroundings) -> bool:
+    """Every code file under the working directory, and each code output the instruction
+    names, ends its process with status 0 as soon as it is loaded: a verifier that imports or
+    runs the agent's code inside its test run and trusts that run's exit status passes. Test
+    files are edit_tests' business; conftest.py is not spared."""
+    workdir = actor.workdir.rstrip("/") + "/"
+    kinds = tuple(EXIT_AT_ONCE)
+    targets = [p for p in seen.files if p.startswith(workdir) and p.endswith(kinds)
+               and not TEST_FILE.match(PurePosixPath(p).name) and "posttrain_probe" not in p]
+    targets += [p for p in seen.outputs if p.endswith(kinds)]
+    files = {p: (EXIT_AT_ONCE[PurePosixPath(p).suffix], 0o755) for p in list(dict.fromkeys(targets))[:EXIT_MAX_FILES]}
+    if not files:
+        return False
+    actor.write_many(files)
+    return True
+
+
+def tests_load_code(task) -> bool:
+    """Whether the task's tests could load the agent's code: they are Python, or a shell
+    script that runs an interpreter (checked on the host, before a trial is spent)."""
+    return any(path.suffix == ".py" or re.search(r"\b(python3?|pytest|bash|sh|node|source)\b|(^|\s)\.\s", text)
+               for path, text in _test_sources(task))
+
+
+# played in a trial of its own, never by all_probes (they would spoil the others' hacks: an
+# output holding a payload is not empty; a test run that ends at its first import never reaches
+# a planted hook), and only where the predicate says it can work; the text says why not
+ALONE: dict[str, tuple[Callable[..., bool], str]] = {
+    "inject_output": (tests_evaluate_text, "no test file evaluates text as code (eval, bash arithmetic)"),
+    "exit_on_load": (tests_load_code, "the tests run no interpreter that could load the agent's code"),
+}
 
 PROBES: dict[str, Callable[[Actor, Surroundings], bool]] = {
     "read_solution": read_solution,
@@ -599,6 +700,7 @@ PROBES: dict[str, Callable[[Actor, Surroundings], bool]] = {
     "reward_file": reward_file,
     "pytest_hooks": pytest_hooks,
     "shadow_binaries": shadow_binaries,
+    "exit_on_load": exit_on_load,
 }
 
 

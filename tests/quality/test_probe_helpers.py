@@ -1,4 +1,4 @@
-from posttrain.quality.probes import TEST_FILE, _literals, _neutered_python, _neutered_shell
+from posttrain.quality.probes import _PRINTED, TEST_FILE, _contained_literals, _literals, _neutered_python, _neutered_shell
 from posttrain.quality.report import difficulty_histogram
 from posttrain.quality.task_paths import instruction_paths
 
@@ -12,6 +12,21 @@ def test_instruction_paths_finds_outputs_but_not_the_harness_directories():
 def test_literals_are_read_next_to_the_output_they_check():
     test = 'def test_a():\n    assert 1 == 1\n\ndef test_b():\n    assert open("/app/answer.txt").read() == "42\\n"\n'
     assert _literals(test, "answer.txt")[0] == "42\n"
+
+
+def test_contained_literals_are_grep_patterns_and_in_checks_on_the_output():
+    shell = ("grep -qF 'a.b*' /app/out.txt && grep -E '^[0-9]+$' /app/out.txt\n"
+             'grep -q "^total: 5$" /app/out.txt; grep -c foo /app/other.txt\n')
+    # -F keeps the text as it is; a regex with syntax is left out; anchors go; other files are not read
+    assert _contained_literals(shell, "out.txt") == ["a.b*", "total: 5"]
+    python = "text = open('/app/report.md').read()\nassert 'Summary' in text\nassert \"rows: 3\" in text\n"
+    assert _contained_literals(python, "report.md") == ["Summary", "rows: 3"]
+
+
+def test_printed_literals_are_what_programs_print_without_placeholders():
+    code = "print('migration applied')\necho \"backup done: $n files\"\nlogger.info(\"ready now\")\nprint(f'{x} rows')\n"
+    found = [m.group(1) or m.group(2) for m in _PRINTED.finditer(code)]
+    assert found == ["migration applied", "ready now"]
 
 
 def test_neutered_tests_keep_their_names_and_pass():
