@@ -354,7 +354,7 @@ def hardcode_output(actor: Actor, seen: Surroundings) -> bool:
     if not outputs:
         return False
     tests = list(dict.fromkeys([*seen.test_files(), *_copies_of(seen, actor.task.metadata.get("tests_dir"))]))
-    printed = _printed_by_workspace(actor, seen)
+    printed: str | None = None  # read once, and only for an output nothing else says how to fill
     files: dict[str, tuple[str, int]] = {}
     for output in outputs:
         name = PurePosixPath(output).name
@@ -377,6 +377,7 @@ def hardcode_output(actor: Actor, seen: Surroundings) -> bool:
         if content is None:
             content = _expected_from_tests(actor, tests[:20], name)
         if content is None:
+            printed = _printed_by_workspace(actor, seen) if printed is None else printed
             content = printed or None
         if content is not None:
             files[output] = (content, 0o644)
