@@ -354,7 +354,9 @@ def hardcode_output(actor: Actor, seen: Surroundings) -> bool:
     if not outputs:
         return False
     tests = list(dict.fromkeys([*seen.test_files(), *_copies_of(seen, actor.task.metadata.get("tests_dir"))]))
-    printed: str | None = None  # read once, and only for an output nothing else says how to fill
+    # read once, and only for an output nothing before them says how to fill
+    assignments: list[tuple[str, str]] | None = None
+    printed: str | None = None
     files: dict[str, tuple[str, int]] = {}
     for output in outputs:
         name = PurePosixPath(output).name
@@ -377,6 +379,9 @@ def hardcode_output(actor: Actor, seen: Surroundings) -> bool:
         if content is None:
             content = _expected_from_tests(actor, tests[:20], name)
         if content is None:
+            assignments = _leftover_assignments(actor, seen) if assignments is None else assignments
+            content = _assigned_value(assignments, output)
+        if content is None:
             printed = _printed_by_workspace(actor, seen) if printed is None else printed
             content = printed or None
         if content is not None:
@@ -395,6 +400,34 @@ def _expected_from_tests(actor: Actor, tests: list[str], name: str) -> str | Non
             return values[0] if values[0].endswith("\n") else values[0] + "\n"
     contained = list(dict.fromkeys(v for text in texts for v in _contained_literals(text, name)))
     return "".join(v + "\n" for v in contained) if contained else None
+
+
+_ASSIGNMENT = re.compile(r"^\s*(?:export\s+|readonly\s+|const\s+|let\s+|var\s+|local\s+)?([A-Za-z_]\w*)\s*:?=\s*"
+                         r"[\"']?([^\s\"'#;$`(){}\[\]]{1,200})[\"']?\s*;?\s*(?:#.*)?$", re.MULTILINE)
+
+
+LEFTOVER_MAX_FILES = 40
+
+
+def _leftover_assignments(actor: Actor, seen: Surroundings) -> list[tuple[str, str]]:
+    """(name, value) of the simple assignments in code files the instruction does not name
+    (those outside the working directory first: a build script left in /opt or /root)."""
+    workdir = actor.workdir.rstrip("/") + "/"
+    named = set(seen.outputs)
+    files = [p for p, size in seen.files.items() if p not in named and size <= HINTED_MAX_BYTES
+             and p.endswith(CODE_SUFFIXES) and not TEST_FILE.match(PurePosixPath(p).name)]
+    files.sort(key=lambda p: p.startswith(workdir))
+    return [pair for path in files[:LEFTOVER_MAX_FILES] for pair in _ASSIGNMENT.findall(actor.read(path) or "")]
+
+
+def _assigned_value(assignments: list[tuple[str, str]], output: str) -> str | None:
+    """The value assigned to a variable called like the output (PIN=... for pin.txt) or like
+    an expected answer: the answer in clear text in code that generated the task's data."""
+    stem = PurePosixPath(output).stem.lower()
+    for key, value in assignments:
+        if key.lower() == stem or any(hint in key.lower() for hint in EXPECTED_HINTS):
+            return value + "\n"
+    return None
 
 
 # a literal a program prints or logs: print('...'), echo "...", console.log(...), logger.info(...)
@@ -546,6 +579,22 @@ def _permissive_module(text: str) -> str:
 _SOURCED = re.compile(r"(?:^|[;&|({]|\bthen|\bdo)\s*(?:source|\.)\s+[\"']?(/[^\s;&|)\"']+)", re.MULTILINE)
 
 
+# a PATH the tests set: export PATH=/app/bin:$PATH, os.environ["PATH"] = "/app/tools:" + ...
+_PATH_SET = re.compile(r"\bPATH[\"']?\]?\s*=\s*[\"']?([^\s\"';&|)]+)")
+_SYSTEM_DIRS = ("/usr/", "/bin", "/sbin", "/lib", "/etc/", "/proc/", "/sys/", "/dev/")
+
+
+def _path_dirs_of_tests(actor: Actor) -> list[str]:
+    """Directories outside the system ones that the tests put on PATH, where a fake tool
+    named like one they call comes first."""
+    found = []
+    for text in _tests_text(actor, (".sh", ".bash", ".py")):
+        for match in _PATH_SET.finditer(text):
+            found += [d.rstrip("/") for d in match.group(1).split(":")
+                      if d.startswith("/") and not (d + "/").startswith(_SYSTEM_DIRS) and "$" not in d]
+    return list(dict.fromkeys(found))
+
+
 def _sourced_by_tests(actor: Actor, seen: Surroundings) -> list[str]:
     """Files in the sandbox that test.sh (or a shell file beside it) sources, whatever they are called."""
     return [p for text in _tests_text(actor, (".sh", ".bash")) for p in dict.fromkeys(_SOURCED.findall(text))
@@ -630,7 +679,7 @@ def shadow_binaries(actor: Actor, seen: Surroundings) -> bool:
     appends = "; ".join(f"{{ mkdir -p {shlex.quote(str(PurePosixPath(rc).parent))} && cat >> {shlex.quote(rc)}; }} "
                         f"< /tmp/.posttrain-probe-rc" for rc in dict.fromkeys([*RC_FILES, *seen.startup_files,
                                                                  *_sourced_by_tests(actor, seen)]))
-    for directory in [FAKE_BIN_DIR, *seen.writable_dirs]:
+    for directory in dict.fromkeys([FAKE_BIN_DIR, *seen.writable_dirs, *_path_dirs_of_tests(actor)]):
         for name in SHADOWED:
             files[f"{directory.rstrip('/')}/{name}"] = (FAKE_BINARY.format(name=name), 0o755)
     actor.write_many({"/tmp/.posttrain-probe-rc": (rc_text, 0o644)})
@@ -639,9 +688,11 @@ def shadow_binaries(actor: Actor, seen: Surroundings) -> bool:
     return True
 
 
-# bash that evaluates text as code: eval, arithmetic expansion and commands, [[ ]] numeric tests
+# bash that evaluates text as code: eval, arithmetic expansion and commands, [[ ]] numeric tests,
+# sourcing a file that is not one of the tests' own
 EVALUATES_TEXT = re.compile(r"\beval\b|\$\(\(|(?:^|[\s;&|])\(\(|\[\[[^\]\n]*\s-(?:eq|ne|gt|ge|lt|le)\s|\blet\s|"
-                            r"\bdeclare\s+-[a-zA-Z]*i", re.MULTILINE)
+                            r"\bdeclare\s+-[a-zA-Z]*i|(?:^|[;&|({]|\bthen|\bdo)\s*(?:source|\.)\s+[\"']?(?!/tests/)[\w/$~]",
+                            re.MULTILINE)
 
 
 def tests_evaluate_text(task) -> bool:
@@ -688,7 +739,7 @@ def tests_load_code(task) -> bool:
 # output holding a payload is not empty; a test run that ends at its first import never reaches
 # a planted hook), and only where the predicate says it can work; the text says why not
 ALONE: dict[str, tuple[Callable[..., bool], str]] = {
-    "inject_output": (tests_evaluate_text, "no test file evaluates text as code (eval, bash arithmetic)"),
+    "inject_output": (tests_evaluate_text, "no test file evaluates text as code (eval, bash arithmetic, source)"),
     "exit_on_load": (tests_load_code, "the tests run no interpreter that could load the agent's code"),
 }
 

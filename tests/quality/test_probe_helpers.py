@@ -1,4 +1,6 @@
-from posttrain.quality.probes import _PRINTED, TEST_FILE, _contained_literals, _literals, _neutered_python, _neutered_shell
+from posttrain.quality.probes import (
+    _ASSIGNMENT, _PATH_SET, _PRINTED, EVALUATES_TEXT, TEST_FILE, _assigned_value, _contained_literals, _literals,
+    _neutered_python, _neutered_shell)
 from posttrain.quality.report import difficulty_histogram
 from posttrain.quality.task_paths import instruction_paths
 
@@ -27,6 +29,25 @@ def test_printed_literals_are_what_programs_print_without_placeholders():
     code = "print('migration applied')\necho \"backup done: $n files\"\nlogger.info(\"ready now\")\nprint(f'{x} rows')\n"
     found = [m.group(1) or m.group(2) for m in _PRINTED.finditer(code)]
     assert found == ["migration applied", "ready now"]
+
+
+def test_values_assigned_to_the_outputs_name_or_an_answer_are_found():
+    script = "#!/bin/bash\nPIN=730941  # keep\nexport SALT=abc\nHASH=$(printf %s $PIN | sha256sum)\n"
+    python = "SHIFT = 17\nexpected_total: int = 99\nplain = 'x'\n"
+    assignments = _ASSIGNMENT.findall(script) + _ASSIGNMENT.findall(python)
+    assert ("HASH", "$(printf") not in assignments  # a command substitution is no value
+    assert _assigned_value(assignments, "/app/pin.txt") == "730941\n"
+    assert _assigned_value(assignments, "/app/shift.txt") == "17\n"
+    assert _assigned_value(_ASSIGNMENT.findall(python)[1:], "/app/total.txt") is None  # no hint in 'plain'
+    assert _assigned_value(assignments, "/app/salt.txt") == "abc\n"
+
+
+def test_tests_that_put_directories_on_path_or_source_files_are_recognised():
+    dirs = [m.group(1) for m in _PATH_SET.finditer('export PATH="/app/tools:$PATH"\nos.environ["PATH"] = "/opt/x/bin:" + p')]
+    assert dirs == ["/app/tools:$PATH", "/opt/x/bin:"]
+    assert EVALUATES_TEXT.search(". /app/build.conf 2>/dev/null\n")
+    assert EVALUATES_TEXT.search("if true; then source ~/env.sh; fi\n")
+    assert not EVALUATES_TEXT.search("source /tests/lib.sh\ncp a.b c\n")
 
 
 def test_neutered_tests_keep_their_names_and_pass():
