@@ -409,14 +409,25 @@ _ASSIGNMENT = re.compile(r"^\s*(?:export\s+|readonly\s+|const\s+|let\s+|var\s+|l
 LEFTOVER_MAX_FILES = 40
 
 
+def _build_run_text(task) -> str:
+    """The RUN lines of the task's Dockerfile, continuations joined."""
+    env_dir = task.environment.dockerfile_dir if task.environment else None
+    try:
+        text = (Path(env_dir) / "Dockerfile").read_text(errors="replace") if env_dir else ""
+    except OSError:
+        return ""
+    return "\n".join(line for line in text.replace("\\\n", " ").splitlines() if line.strip().upper().startswith("RUN"))
+
+
 def _leftover_assignments(actor: Actor, seen: Surroundings) -> list[tuple[str, str]]:
-    """(name, value) of the simple assignments in code files the instruction does not name
-    (those outside the working directory first: a build script left in /opt or /root)."""
-    workdir = actor.workdir.rstrip("/") + "/"
+    """(name, value) of the simple assignments in the code files the image's build ran and
+    left behind (a Dockerfile RUN names them), that the instruction does not name: the
+    script that generated the task's data, with the answer in clear text. Code the build did
+    not run may be the very thing the task asks the agent to read."""
+    runs = _build_run_text(actor.task)
     named = set(seen.outputs)
     files = [p for p, size in seen.files.items() if p not in named and size <= HINTED_MAX_BYTES
-             and p.endswith(CODE_SUFFIXES) and not TEST_FILE.match(PurePosixPath(p).name)]
-    files.sort(key=lambda p: p.startswith(workdir))
+             and p.endswith(CODE_SUFFIXES) and re.search(rf"(?<![\w.-]){re.escape(PurePosixPath(p).name)}(?![\w-])", runs)]
     return [pair for path in files[:LEFTOVER_MAX_FILES] for pair in _ASSIGNMENT.findall(actor.read(path) or "")]
 
 
