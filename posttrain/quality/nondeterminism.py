@@ -37,7 +37,7 @@ _SOURCES: dict[str, re.Pattern] = {
     "concurrency and timing": re.compile(
         r"\bsleep\b|\bwait\b\s*(?:$|;|&&|\|\||\$!|%)|(?<![&>|])&\s*(?:#.*)?$|\bxargs\b[^\n]*\s-P|"
         r"\bmake\b[^\n]*\s-j|\"-j\d*\"|\bimport\s+(?:threading|multiprocessing|asyncio)\b|\bconcurrent\.futures\b|"
-        r"\bThread\(|\bpthread_create\b|\btimeout\s*=\s*0?\.\d|\bgo\s+func\b|\bPromise\.(?:race|all)\b", re.M),
+        r"\bThread\(|\bpthread_create\b|\btimeout\s*=\s*0?\.\d|\btimeout\s+(?:-[sk]\s+\w+\s+|-[-\w=]+\s+)*(?:[0-4](?:\.\d+)?|0?\.\d+)s?\s|\bgo\s+func\b|\bPromise\.(?:race|all)\b", re.M),
 }
 _TEXT_LIMIT = 500_000
 # blanked before outputs are compared: durations, memory addresses, temporary names

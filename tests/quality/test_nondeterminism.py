@@ -36,6 +36,7 @@ def make_task(root: Path, test_sh: str = SOUND_TEST, solve_sh: str = "echo 42 > 
     ('now=$(date +%s)', "clock"), ('python3 -c "import time; print(time.time())"', "clock"),
     ('echo $$ > /tmp/pid', "process ids"), ('python3 -c "print(next(iter({\'a\', \'b\'})))"', "hash order"),
     ('./server & sleep 1', "concurrency and timing"), ('make -j8 all', "concurrency and timing"),
+    ('timeout -s KILL 1.5 ./solver', "concurrency and timing"),
 ])
 def test_sources_in_the_tests_are_found(tmp_path, line, kind):
     task = load_harbor_task(make_task(tmp_path / "t", test_sh=SOUND_TEST + line + "\n"))
