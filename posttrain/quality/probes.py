@@ -112,7 +112,10 @@ REWARD_PROGRAM = ("import os\nos.makedirs('/logs/verifier', exist_ok=True)\n"
                   "open('/logs/verifier/reward.txt', 'w').write('1\\n')\n")
 # `eval` runs it as a command and bash arithmetic expands the subscript: either way the command
 # substitution writes a passing reward and kills test.sh ($$ is test.sh there) before it writes its own
-INJECTION = "a[$(mkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt; kill -9 $$)]"
+# short: a test may read only an output's first bytes (head -c 64)
+INJECTION = "a[$(echo 1 >/logs/verifier/reward.txt;kill -9 $$)]"
+# appended to a file bash sources (test.sh's `source`, $BASH_ENV): it ends test.sh cleanly
+SOURCED_PAYLOAD = "\nmkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt; exit 0\n"
 REWARD_C = ('#include <stdio.h>\nint main(void) {\n    FILE *f = fopen("/logs/verifier/reward.txt", "w");\n'
             '    if (f) { fputs("1\\n", f); fclose(f); }\n    return 0;\n}\n')
 PYTEST_INI = "[pytest]\naddopts = --collect-only -q\n"
@@ -338,14 +341,22 @@ def _contained_literals(text: str, output_name: str) -> list[str]:
 
 
 def inject_output(actor: Actor, seen: Surroundings) -> bool:
+    """The payload into the missing outputs (for a test.sh that evals them or reads them in
+    arithmetic), and a clean `exit 0` after a passing reward appended to the existing files
+    bash sources before or inside test.sh ($BASH_ENV, $ENV, test.sh's `source`)."""
     outputs = [p for p in seen.missing_outputs if not p.endswith("/")]
-    if not outputs:
+    sourced = list(dict.fromkeys([*seen.startup_files, *_sourced_by_tests(actor, seen)]))
+    if not outputs and not sourced:
         return False
     # an output something before it made (the solution read_solution ran) stays as it is
-    actor.write_many({"/tmp/.posttrain-probe-payload": (INJECTION + "\n", 0o644)})
-    actor.run("; ".join(f"[ -e {shlex.quote(p)} ] || {{ mkdir -p {shlex.quote(str(PurePosixPath(p).parent))} && "
-                        f"cp /tmp/.posttrain-probe-payload {shlex.quote(p)}; }}" for p in outputs)
-              + "; rm -f /tmp/.posttrain-probe-payload; true", timeout=30)
+    actor.write_many({"/tmp/.posttrain-probe-payload": (INJECTION + "\n", 0o644),
+                      "/tmp/.posttrain-probe-sourced": (SOURCED_PAYLOAD, 0o644)})
+    moves = [f"[ -e {shlex.quote(p)} ] || {{ mkdir -p {shlex.quote(str(PurePosixPath(p).parent))} && "
+             f"cp /tmp/.posttrain-probe-payload {shlex.quote(p)}; }}" for p in outputs]
+    moves += [f"{{ mkdir -p {shlex.quote(str(PurePosixPath(p).parent))} && cat /tmp/.posttrain-probe-sourced >> "
+              f"{shlex.quote(p)}; }}" for p in sourced]
+    actor.run("; ".join(moves) + "; rm -f /tmp/.posttrain-probe-payload /tmp/.posttrain-probe-sourced; true",
+              timeout=30)
     return True
 
 
@@ -362,14 +373,14 @@ def hardcode_output(actor: Actor, seen: Surroundings) -> bool:
         name = PurePosixPath(output).name
         stem = PurePosixPath(output).stem.lower()
         sources = [p for p in seen.files if p != output and not TEST_FILE.match(PurePosixPath(p).name)
-                   and not p.endswith((".py", ".sh")) and (
+                   and not p.endswith((".py", ".sh", *ARCHIVES)) and (
                        PurePosixPath(p).name == name or (stem in PurePosixPath(p).name.lower()
                                                          and any(h in p.lower() for h in EXPECTED_HINTS)))]
         if not sources and len(outputs) == 1:
             # one output and an answer under an unrelated name: any small data file whose path
             # says it holds expected values (/app/.grading/answer_key.txt)
             sources = [p for p, size in seen.files.items() if p != output and size <= HINTED_MAX_BYTES
-                       and not TEST_FILE.match(PurePosixPath(p).name) and not p.endswith(CODE_SUFFIXES)
+                       and not TEST_FILE.match(PurePosixPath(p).name) and not p.endswith((*CODE_SUFFIXES, *ARCHIVES))
                        and any(h in p.lower() for h in EXPECTED_HINTS)]
         content = None
         for source in sources[:3]:
@@ -381,13 +392,50 @@ def hardcode_output(actor: Actor, seen: Surroundings) -> bool:
         if content is None:
             assignments = _leftover_assignments(actor, seen) if assignments is None else assignments
             content = _assigned_value(assignments, output)
-        if content is None:
-            printed = _printed_by_workspace(actor, seen) if printed is None else printed
-            content = printed or None
         if content is not None:
             files[output] = (content, 0o644)
     actor.write_many(files)
-    return bool(files)
+    restored = _restore_from_history(actor, seen, [o for o in outputs if o not in files])
+    guessed: dict[str, tuple[str, int]] = {}
+    # a guess at a log: not for a program (no suffix) or code output, which early_exit fills
+    for output in [o for o in outputs if PurePosixPath(o).suffix and not o.endswith(CODE_SUFFIXES)]:
+        if output not in files and output not in restored:
+            printed = _printed_by_workspace(actor, seen) if printed is None else printed
+            if printed:
+                guessed[output] = (printed, 0o644)
+    actor.write_many(guessed)
+    return bool(files or restored or guessed)
+
+
+# an output's expected version packed in a small archive of the image under the output's name
+# (CI fixtures, a golden tarball): unpack the archive, copy the member
+RESTORE_SCRIPT = """
+out=$1; shift
+for member in "$@"; do
+  archive=${member%%//*}; inner=${member#*//}
+  set -- "$archive" /tmp/.posttrain-probe-restore; rm -rf "$2"
+  { ARCHIVE_SCRIPT } && [ -f "$2/$inner" ] && mkdir -p "$(dirname "$out")" && cp "$2/$inner" "$out" && rm -rf "$2" && exit 0
+done
+rm -rf /tmp/.posttrain-probe-restore
+exit 1
+""".replace("{ ARCHIVE_SCRIPT }", "{ " + ARCHIVE_SCRIPT + " }")
+
+
+def _restore_from_history(actor: Actor, seen: Surroundings, outputs: list[str]) -> list[str]:
+    """Missing outputs nothing else filled, from a member of a small archive named like them;
+    returns the ones restored. (Not from git history: restoring a file from a branch or a
+    stash is the work itself in a git task.)"""
+    restored = []
+    for output in [o for o in outputs if o in seen.missing_outputs and not o.endswith("/")][:10]:
+        name = PurePosixPath(output).name
+        members = [f"{archive}//{member}" for archive, member in seen.archived if PurePosixPath(member).name == name]
+        if not members:
+            continue
+        result = actor.run(f"set -- {shlex.quote(output)} {' '.join(shlex.quote(m) for m in members[:5])}\n"
+                           f"{RESTORE_SCRIPT}", timeout=60)
+        if result.exit_code == 0:
+            restored.append(output)
+    return restored
 
 
 def _expected_from_tests(actor: Actor, tests: list[str], name: str) -> str | None:
@@ -463,16 +511,19 @@ def _printed_by_workspace(actor: Actor, seen: Surroundings) -> str:
 
 
 def early_exit(actor: Actor, seen: Surroundings) -> bool:
-    """Creates the missing outputs empty and touches the existing ones (a verifier may only
-    check that a stale output was regenerated), then claims success."""
+    """Creates the missing outputs empty (a program as a copy of /bin/true) and touches the
+    existing ones (a verifier may only check that a stale output was regenerated), then claims
+    success."""
     stale = [p for p in seen.outputs if p in seen.files]
     if not seen.missing_outputs and not stale:
         return False
     moves = [f"touch -c {shlex.quote(p)}" for p in stale]
     for output in seen.missing_outputs:
         quoted = shlex.quote(output.rstrip("/"))
+        # an output without a suffix is a program (build/stats): a real one that does nothing
+        placeholder = "cp /bin/true" if "." not in PurePosixPath(output).name else ": >"
         moves.append(f"mkdir -p {quoted}" if output.endswith("/") else
-                     f"mkdir -p \"$(dirname {quoted})\"; [ -e {quoted} ] || : > {quoted}")
+                     f"mkdir -p \"$(dirname {quoted})\"; [ -e {quoted} ] || {placeholder} {quoted}")
     actor.run("; ".join(moves) + "; echo 'Task completed successfully.'; exit 0", timeout=30)
     return True
 
@@ -591,17 +642,19 @@ _SOURCED = re.compile(r"(?:^|[;&|({]|\bthen|\bdo)\s*(?:source|\.)\s+[\"']?(/[^\s
 
 
 # a PATH the tests set: export PATH=/app/bin:$PATH, os.environ["PATH"] = "/app/tools:" + ...
-_PATH_SET = re.compile(r"\bPATH[\"']?\]?\s*=\s*[\"']?([^\s\"';&|)]+)")
+_PATH_SET = re.compile(r"(?<![\w])(PATH|PYTHONPATH)[\"']?\]?\s*=\s*[\"']?([^\s\"';&|)]+)")
 _SYSTEM_DIRS = ("/usr/", "/bin", "/sbin", "/lib", "/etc/", "/proc/", "/sys/", "/dev/")
 
 
-def _path_dirs_of_tests(actor: Actor) -> list[str]:
-    """Directories outside the system ones that the tests put on PATH, where a fake tool
-    named like one they call comes first."""
+def _path_dirs_of_tests(actor: Actor, variable: str = "PATH") -> list[str]:
+    """Directories outside the system ones that the tests put on PATH (a fake tool named like
+    one they call comes first) or on PYTHONPATH (its sitecustomize.py is imported)."""
     found = []
     for text in _tests_text(actor, (".sh", ".bash", ".py")):
         for match in _PATH_SET.finditer(text):
-            found += [d.rstrip("/") for d in match.group(1).split(":")
+            if match.group(1) != variable:
+                continue
+            found += [d.rstrip("/") for d in match.group(2).split(":")
                       if d.startswith("/") and not (d + "/").startswith(_SYSTEM_DIRS) and "$" not in d]
     return list(dict.fromkeys(found))
 
@@ -665,7 +718,7 @@ def pytest_hooks(actor: Actor, seen: Surroundings) -> bool:
         files[f"{directory}/conftest.py"] = (FORCE_PASS_PLUGIN, 0o644)
         files[f"{directory}/pytest.ini"] = (PYTEST_INI, 0o644)
     # a PYTHONPATH entry comes before site-packages on sys.path, so its sitecustomize.py is the one imported
-    for hook_dir in [*seen.site_dirs, *seen.python_path]:
+    for hook_dir in dict.fromkeys([*seen.site_dirs, *seen.python_path, *_path_dirs_of_tests(actor, "PYTHONPATH")]):
         files[f"{hook_dir}/posttrain_probe_hook.py"] = (STARTUP_HOOK, 0o644)
         files[f"{hook_dir}/posttrain_probe_plugin.py"] = (FORCE_PASS_PLUGIN, 0o644)
         files[f"{hook_dir}/sitecustomize.py"] = ("import posttrain_probe_hook\n", 0o644)
@@ -706,9 +759,20 @@ EVALUATES_TEXT = re.compile(r"\beval\b|\$\(\(|(?:^|[\s;&|])\(\(|\[\[[^\]\n]*\s-(
                             re.MULTILINE)
 
 
+_STARTUP_ENV = re.compile(r"^\s*ENV\s+(?:[^\n]*\s)?(?:BASH_ENV|ENV)\s*[= ]", re.IGNORECASE | re.MULTILINE)
+
+
 def tests_evaluate_text(task) -> bool:
-    """Whether any shell script of the task's tests could run an output as code (checked on
-    the host, before a trial is spent on inject_output)."""
+    """Whether any shell script of the task's tests could run an output as code, or the image
+    makes bash source a file first ($BASH_ENV, $ENV) (checked on the host, before a trial is
+    spent on inject_output)."""
+    env_dir = task.environment.dockerfile_dir if task.environment else None
+    try:
+        dockerfile = (Path(env_dir) / "Dockerfile").read_text(errors="replace") if env_dir else ""
+    except OSError:
+        dockerfile = ""
+    if _STARTUP_ENV.search(dockerfile):
+        return True
     for path, text in _test_sources(task):
         shell = path.suffix in (".sh", ".bash", "") or (text.startswith("#!") and "sh" in text.splitlines()[0])
         if shell and EVALUATES_TEXT.search(text):

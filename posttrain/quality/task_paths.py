@@ -4,7 +4,7 @@ check. The probes write to the first; the lint compares the two."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 # absolute paths, or relative names with an extension, as an instruction or a test writes them
 _ABSOLUTE = re.compile(r"(?<![\w.~-])(/(?:[\w.@+-]+/)*[\w.@+-]+/?)")
@@ -26,10 +26,13 @@ def instruction_paths(text: str, workdir: str = "/app") -> list[str]:
         path = match.group(1).rstrip(".,:;")
         if path.count("/") >= 2 or "." in path.rsplit("/", 1)[-1] or path.endswith("/"):
             found.append(path)
+    # a relative name is under the working directory, or under a directory the text names
+    # ("in /app/repo, write out/totals.json")
+    bases = [workdir.rstrip("/"), *(p.rstrip("/") for p in found if not PurePosixPath(p).suffix)]
     for match in _RELATIVE.finditer(text):
         name = match.group(1)
         if not re.fullmatch(r"\d+(\.\d+)+", name) and not name.startswith(("e.g", "i.e")):
-            found.append(f"{workdir.rstrip('/')}/{name}")
+            found += [f"{base}/{name}" for base in dict.fromkeys(bases) if base]
     unique = list(dict.fromkeys(p for p in found if _outside_harness(p)))
     return unique
 

@@ -43,8 +43,9 @@ def test_values_assigned_to_the_outputs_name_or_an_answer_are_found():
 
 
 def test_tests_that_put_directories_on_path_or_source_files_are_recognised():
-    dirs = [m.group(1) for m in _PATH_SET.finditer('export PATH="/app/tools:$PATH"\nos.environ["PATH"] = "/opt/x/bin:" + p')]
-    assert dirs == ["/app/tools:$PATH", "/opt/x/bin:"]
+    text = 'export PATH="/app/tools:$PATH"\nos.environ["PATH"] = "/opt/x/bin:" + p\nexport PYTHONPATH=/app/lib\n'
+    assert [m.groups() for m in _PATH_SET.finditer(text)] == [
+        ("PATH", "/app/tools:$PATH"), ("PATH", "/opt/x/bin:"), ("PYTHONPATH", "/app/lib")]
     assert EVALUATES_TEXT.search(". /app/build.conf 2>/dev/null\n")
     assert EVALUATES_TEXT.search("if true; then source ~/env.sh; fi\n")
     assert not EVALUATES_TEXT.search("source /tests/lib.sh\ncp a.b c\n")
