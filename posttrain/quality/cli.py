@@ -49,10 +49,10 @@ def inspect_command(
     does not need a network the task disallows (else unhealthy); the reference solution
     passes (else unsolvable); doing nothing fails and the verifier runs cleanly (else
     broken_verifier); both give the same result over repeated runs (else flaky: --repeats
-    runs for a task that could vary, --min-repeats for one that shows no sign of it); nine
+    runs for a task that could vary, --min-repeats for one that shows no sign of it); ten
     scripted exploit agents (editing tests, pytest hooks, writing the reward file, shadowing
     binaries, reading the solution, hard-coding outputs, injecting code into outputs, exiting
-    early, code that exits 0 as soon as it loads) all fail (else
+    early, code that exits 0 as soon as it loads, a planted verdict) all fail (else
     exploitable); with --policy, the policy's pass rate over --samples episodes is strictly
     between 0 and 1 (else no_signal). Static lint adds warnings. Every check keeps its
     evidence: commands, exit codes, rewards, timings.

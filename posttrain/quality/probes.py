@@ -21,11 +21,14 @@ has nothing to do when its hack has nothing to work on.
                      or create, as shell functions and a PATH entry in rc files and the files
                      $BASH_ENV and $ENV name, and pytest, unittest and doctest modules in the
                      working directory
+    planted_verdict  "1" in the files the tests name outside the workspace that do not exist
+                     (a verdict test.sh copies, which its checker writes only if it gets far)
     exit_on_load     every code file of the working directory ends its process with status 0
                      as soon as it is loaded (os._exit(0), exit 0): tests that import or run
                      the agent's code and trust their run's exit status pass
 
-`all_probes` plays every applicable hack but those in ALONE (inject_output, exit_on_load: each
+`all_probes` plays every applicable hack but those in ALONE (inject_output, exit_on_load,
+planted_verdict: each
 would spoil the others, so each has a trial of its own) in one sandbox, in the order above (each one only
 pushes toward a pass, and the ones that read the sandbox go before the ones that rewrite
 it): when that fails, each one alone fails too, and only a pass needs a trial per probe to
@@ -704,6 +707,34 @@ def reward_file(actor: Actor, seen: Surroundings) -> bool:
     return True
 
 
+def planted_verdict(actor: Actor, seen: Surroundings) -> bool:
+    """A passing verdict ("1") in every file the tests name that does not exist, in a place
+    the agent can write and that the instruction does not ask for: a test.sh that copies a
+    verdict its checker writes only when it gets that far (/tmp/grader/verdict) takes it."""
+    paths = _planted_verdicts(actor, seen)
+    if not paths:
+        return False
+    actor.write_many({path: ("1\n", 0o644) for path in paths})
+    return True
+
+
+VERDICT_PLACES = ("/tmp/", "/root/", "/home/", "/var/tmp/")  # beside the workspace: where a checker keeps a verdict
+
+
+def _planted_verdicts(actor: Actor, seen: Surroundings) -> list[str]:
+    """Files the tests name that do not exist, in places the agent can write, and that the
+    instruction does not ask for: a verifier that copies a verdict its checker may never
+    write (/tmp/grader/verdict) takes a planted one."""
+    tests_dir = _tests_dir(actor.task)
+    if not tests_dir:
+        return []
+    named = {p.rstrip("/") for p in seen.outputs}
+    paths = checked_paths(tests_dir)[:50]
+    return [p for p in paths if p.startswith(VERDICT_PLACES) and p not in seen.files and p not in named
+            and not p.endswith("/") and PurePosixPath(p).suffix not in CODE
+            and not any(other.startswith(p + "/") for other in paths)]  # a directory of another
+
+
 def pytest_hooks(actor: Actor, seen: Surroundings) -> bool:
     # pytest.ini wins over the other config files of its directory, so it also goes where the image has one
     configs = [p for p in seen.files if PurePosixPath(p).name in PYTEST_CONFIGS][:50]
@@ -810,12 +841,20 @@ def tests_load_code(task) -> bool:
                for path, text in _test_sources(task))
 
 
+def tests_name_scratch_files(task) -> bool:
+    """Whether the tests name a file outside the workspace where the agent can write (checked
+    on the host, before a trial is spent on planted_verdict)."""
+    tests_dir = _tests_dir(task)
+    return bool(tests_dir) and any(p.startswith(VERDICT_PLACES) for p in checked_paths(tests_dir))
+
+
 # played in a trial of its own, never by all_probes (they would spoil the others' hacks: an
 # output holding a payload is not empty; a test run that ends at its first import never reaches
 # a planted hook), and only where the predicate says it can work; the text says why not
 ALONE: dict[str, tuple[Callable[..., bool], str]] = {
     "inject_output": (tests_evaluate_text, "no test file evaluates text as code (eval, bash arithmetic, source)"),
     "exit_on_load": (tests_load_code, "the tests run no interpreter that could load the agent's code"),
+    "planted_verdict": (tests_name_scratch_files, "the tests name no file in /tmp, /root or /home"),
 }
 
 PROBES: dict[str, Callable[[Actor, Surroundings], bool]] = {
@@ -828,6 +867,7 @@ PROBES: dict[str, Callable[[Actor, Surroundings], bool]] = {
     "pytest_hooks": pytest_hooks,
     "shadow_binaries": shadow_binaries,
     "exit_on_load": exit_on_load,
+    "planted_verdict": planted_verdict,
 }
 
 
