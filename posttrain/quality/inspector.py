@@ -193,6 +193,13 @@ class Inspector:
             nop = [self._submit(task, built, f"nop-{i}", execution.run_nothing) for i in more]
             oracle_trials += [f.result() for f in oracle]
             nop_trials += [f.result() for f in nop]
+        if sources and _never_passed(oracle_trials):
+            # a solution that may vary and failed every run: as many runs again before calling
+            # the task unsolvable (a flaky verifier that passes one time in two fails three runs
+            # in eight); a sound suite has no such task, so this costs nothing there
+            more = range(len(oracle_trials), 2 * len(oracle_trials))
+            oracle_trials += [f.result() for f in [self._submit(task, built, f"oracle-{i}", solve) for i in more]]
+            plan += f"; the solution failed its first {len(more)} runs, so {len(more)} more"
         oracle_result = execution.oracle_check(task, oracle_trials)
         if oracle_result.verdict == "unsolvable" and network.status == "warn":
             oracle_result.verdict = "unhealthy"
@@ -281,6 +288,12 @@ class Inspector:
                                    evidence={"duration_s": round(time.perf_counter() - started, 3),
                                              "log": built.log[-20:], "system_mode": built.system_writable}))
         return built
+
+
+def _never_passed(trials: list[Trial]) -> bool:
+    """Every run failed, none for running out of time or memory (those are unhealthy at once)."""
+    return bool(trials) and not any(t.passed for t in trials) and not any(
+        s.timed_out or s.oom_killed for t in trials for s in t.steps)
 
 
 def _probe_check(name: str, trial: Trial) -> Check:
