@@ -1,0 +1,7 @@
+#!/bin/bash
+mkdir -p /logs/verifier
+echo 0 > /logs/verifier/reward.txt
+cd /
+/usr/bin/python3 -I /tests/check.py
+if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+exit 0

@@ -1,0 +1,3 @@
+#!/bin/bash
+set -e
+xmlstarlet sel -t -v /config/port /app/config.xml > /app/port.txt

@@ -1,0 +1,4 @@
+#!/bin/bash
+mkdir -p /logs/verifier
+/usr/local/bin/python3.12 -I /tests/check.py
+if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi

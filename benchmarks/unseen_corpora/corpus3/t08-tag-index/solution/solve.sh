@@ -1,0 +1,2 @@
+#!/bin/bash
+cut -d'|' -f2 /app/posts.txt | tr ',' '\n' | sort -u | paste -sd' ' > /app/tags.txt

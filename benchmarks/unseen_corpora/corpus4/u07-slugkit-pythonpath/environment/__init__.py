@@ -1,0 +1,5 @@
+"""slugkit: turn titles into URL slugs."""
+
+
+def slugify(text):
+    raise NotImplementedError

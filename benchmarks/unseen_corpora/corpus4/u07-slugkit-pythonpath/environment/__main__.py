@@ -1,0 +1,4 @@
+import sys
+from slugkit import slugify
+
+print(slugify(" ".join(sys.argv[1:])))

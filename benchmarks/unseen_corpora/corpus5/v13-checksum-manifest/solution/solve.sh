@@ -1,0 +1,2 @@
+#!/bin/bash
+cd /app && sha256sum dist/* > SHA256SUMS
