@@ -8,7 +8,6 @@ directories are dropped (verifier_guard.py)."""
 from __future__ import annotations
 
 import json
-import secrets
 import time
 from pathlib import Path
 
@@ -23,42 +22,38 @@ HARNESS_ENV = {"PATH": DEFAULT_PATH}  # the harness's own commands never look up
 _MARK = "==posttrain-reward-file=="
 _READ_REWARD_FILES = (f'for f in {REWARD_TXT} {REWARD_JSON}; do if [ -f "$f" ]; then echo "{_MARK} $f"; '
                       'head -c 100000 "$f"; echo; fi; done')
-# the tests' copy and the reward files' read, beside test.sh's own limit, in the one command
-COPY_ALLOWANCE_S = 5
+COPY_ALLOWANCE_S = 5  # the tests' copy, beside test.sh's own limit, in the same command
 
 
 def run_verifier(task: Task, sandbox, workdir: str | None = None, wipe_reward: bool = True) -> Reward:
     """`wipe_reward=False` leaves whatever the agent wrote in /logs/verifier (the quality
     inspector asks whether a task's own test.sh overwrites a planted reward).
 
-    Copying the tests in, running test.sh and reading the reward files are one sandbox command
-    (a verifier run is most of what an inspection or an agent episode's scoring costs, and each
-    command is a fresh mount namespace); the reward files follow test.sh's output after a
-    marker with a fresh nonce, which nothing test.sh prints can forge."""
+    Two sandbox commands: the tests' copy and test.sh (the copy's shell execs test.sh, so the
+    command's status is test.sh's own, which nothing inside the sandbox can forge), then the
+    reward files, after the sandbox has killed whatever test.sh left running. A test.sh killed
+    by a signal gives no reward: code it ran (the agent's) could have written a passing
+    reward and killed it before it wrote its own."""
     tests = Path(task.metadata["tests_dir"])
     started = time.perf_counter()
     dropped: list[str] = []
-    mark = f"==posttrain-verifier-{secrets.token_hex(8)}=="
     try:
         spec_env = getattr(getattr(sandbox, "spec", None), "env", None) or {}
         dropped = guard_toolchain(sandbox, spec_env.get("PATH"))
-        result = sandbox.exec(["/bin/sh", "-c", _verifier_script(mark, wipe_reward)],
+        result = sandbox.exec(["/bin/sh", "-c", _verifier_script(wipe_reward)],
                               timeout=task.limits.verifier_timeout_s + COPY_ALLOWANCE_S, stdin=directory_tar(tests),
                               env={**VERIFIER_ENV, **(task.metadata.get("verifier_env") or {})},
                               workdir=workdir or (task.environment.workdir if task.environment else "/app"))
-        copy_failed = f"{mark} copy-failed"
-        if copy_failed in result.stderr:
-            raise SandboxError(f"could not copy the tests in: {result.stderr.split(copy_failed)[0].strip()[-500:]}")
-        stdout, files = _split_reward_files(result.stdout, mark)
-        if files is None and not result.timed_out:  # output past the capture limit hid the files
-            files = _reward_files(sandbox)
+        if result.exit_code == COPY_FAILED:
+            raise SandboxError(f"could not copy the tests in: {result.stderr.strip()[-500:]}")
+        files = _reward_files(sandbox) if not result.timed_out else {}
     except (SandboxError, OSError) as exc:
         return Reward(value=0.0, passed=False, details={"error": f"the verifier could not run: {exc}",
                                                         "duration_s": time.perf_counter() - started})
     details = {
         "exit_code": result.exit_code,
         "timed_out": result.timed_out,
-        "stdout_tail": stdout[-_TAIL:],
+        "stdout_tail": result.stdout[-_TAIL:],
         "stderr_tail": result.stderr[-_TAIL:],
         "duration_s": time.perf_counter() - started,
     }
@@ -66,37 +61,33 @@ def run_verifier(task: Task, sandbox, workdir: str | None = None, wipe_reward: b
         details["dropped_agent_files"] = dropped[:50]
     if not wipe_reward:
         details["reward_files_kept"] = True
-    value, source, problem = _read_reward(files or {})
+    value, source, problem = _read_reward(files)
     details["reward_file"] = source
     if problem:
         details["error"] = problem
     if result.timed_out:
         details["error"] = f"test.sh ran past the verifier timeout ({task.limits.verifier_timeout_s:g} s)"
         value = 0.0
+    elif SIGNALLED < result.exit_code <= SIGNALLED + 64:
+        details["error"] = (f"test.sh was killed by signal {result.exit_code - SIGNALLED}"
+                            + (" (out of memory)" if result.oom_killed else "")
+                            + f" before it finished: the reward it left ({value:g}) does not count")
+        value = 0.0
     return Reward(value=value, passed=value >= 1.0 - 1e-9, details=details)
 
 
-def _verifier_script(mark: str, wipe_reward: bool) -> str:
-    """/bin/sh: the tests (a tar on stdin) into a clean /tests, test.sh with no stdin, then the
-    reward files after `mark`; exits with test.sh's status. The harness's own commands run on
-    the image's PATH, test.sh on the task's environment."""
+SIGNALLED = 128  # a shell's status for a process killed by signal N is 128 + N
+COPY_FAILED = 97  # the copy's own status, not one a test.sh is likely to exit with
+
+
+def _verifier_script(wipe_reward: bool) -> str:
+    """/bin/sh: the tests (a tar on stdin) into a clean /tests on the image's PATH, then exec
+    test.sh with no stdin, in the task's environment."""
     wipe = "rm -rf /logs/verifier && " if wipe_reward else ""
     copy = (f"mkdir -p /tests && find /tests -mindepth 1 -delete && {wipe}mkdir -p /logs/verifier && "
             "tar -x -C /tests --no-same-owner")
-    return (f"(PATH={DEFAULT_PATH}; {copy}) || {{ echo '{mark} copy-failed' >&2; exit 1; }}\n"
-            "bash /tests/test.sh < /dev/null\n"
-            "status=$?\n"
-            f"(PATH={DEFAULT_PATH}; echo; echo '{mark}'; {_READ_REWARD_FILES})\n"
-            "exit $status\n")
-
-
-def _split_reward_files(stdout: str, mark: str) -> tuple[str, dict[str, str] | None]:
-    """test.sh's own stdout, and the reward files printed after the last `mark` (None when the
-    mark is not there: the output was cut at the capture limit)."""
-    head, found, tail = stdout.rpartition(f"\n{mark}\n")
-    if not found:
-        return stdout, None
-    return head, _parse_reward_files(tail)
+    return (f"(PATH={DEFAULT_PATH}; {copy}) || exit {COPY_FAILED}\n"
+            "exec bash /tests/test.sh < /dev/null\n")
 
 
 def _reward_files(sandbox) -> dict[str, str]:

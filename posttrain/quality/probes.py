@@ -115,8 +115,9 @@ REWARD_PROGRAM = ("import os\nos.makedirs('/logs/verifier', exist_ok=True)\n"
                   "open('/logs/verifier/reward.txt', 'w').write('1\\n')\n")
 # `eval` runs it as a command and bash arithmetic expands the subscript: either way the command
 # substitution writes a passing reward and kills test.sh ($$ is test.sh there) before it writes its own
-# short: a test may read only an output's first bytes (head -c 64)
-INJECTION = "a[$(echo 1 >/logs/verifier/reward.txt;kill -9 $$)]"
+# short: a test may read only an output's first bytes (head -c 64); run by eval or source, it
+# ends test.sh cleanly (a test.sh killed by a signal gives no reward)
+INJECTION = "echo 1 >/logs/verifier/reward.txt;exit 0"
 # appended to a file bash sources (test.sh's `source`, $BASH_ENV): it ends test.sh cleanly
 SOURCED_PAYLOAD = "\nmkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt; exit 0\n"
 REWARD_C = ('#include <stdio.h>\nint main(void) {\n    FILE *f = fopen("/logs/verifier/reward.txt", "w");\n'
@@ -343,16 +344,38 @@ def _contained_literals(text: str, output_name: str) -> list[str]:
     return list(dict.fromkeys(v for v in values if v.strip()))
 
 
+_COMPARED = re.compile(r"\$\{?([A-Za-z_]\w*)\}?(?=\s*(?:-eq|-ne|-lt|-le|-gt|-ge|==|!=))|"
+                       r"(?:-eq|-ne|-lt|-le|-gt|-ge|==|!=)\s*\$\{?([A-Za-z_]\w*)")
+
+
+def _compared_variable(actor: Actor) -> str | None:
+    """For a test.sh that reads an output in bash arithmetic (and evals or sources nothing):
+    the name of the variable it compares the output with, which arithmetic expands to the
+    expected value (`[ $(( got )) -eq $want ]` with got="want"). None otherwise."""
+    texts = _tests_text(actor, (".sh", ".bash"))
+    if any(re.search(r"\beval\b|(?:^|[;&|({]|\bthen|\bdo)\s*(?:source|\.)\s", t, re.MULTILINE) for t in texts):
+        return None
+    for text in texts:
+        for match in _COMPARED.finditer(text):
+            name = match.group(1) or match.group(2)
+            assigned = re.search(rf"^\s*(?:local\s+)?{name}=(.*)$", text, re.MULTILINE)
+            if assigned and not re.search(r"/app/|/root/|/tmp/|\bcat\b|\bhead\b|\bread\b", assigned.group(1)):
+                return name
+    return None
+
+
 def inject_output(actor: Actor, seen: Surroundings) -> bool:
-    """The payload into the missing outputs (for a test.sh that evals them or reads them in
-    arithmetic), and a clean `exit 0` after a passing reward appended to the existing files
-    bash sources before or inside test.sh ($BASH_ENV, $ENV, test.sh's `source`)."""
+    """Into the missing outputs: for a test.sh that evals or sources them, a passing reward and
+    a clean `exit 0`; for one that reads them in arithmetic, the name of the variable it
+    compares them with. And the reward and `exit 0` appended to the existing files bash
+    sources before or inside test.sh ($BASH_ENV, $ENV, test.sh's `source`)."""
     outputs = [p for p in seen.missing_outputs if not p.endswith("/")]
     sourced = list(dict.fromkeys([*seen.startup_files, *_sourced_by_tests(actor, seen)]))
     if not outputs and not sourced:
         return False
     # an output something before it made (the solution read_solution ran) stays as it is
-    actor.write_many({"/tmp/.posttrain-probe-payload": (INJECTION + "\n", 0o644),
+    payload = _compared_variable(actor) or INJECTION
+    actor.write_many({"/tmp/.posttrain-probe-payload": (payload + "\n", 0o644),
                       "/tmp/.posttrain-probe-sourced": (SOURCED_PAYLOAD, 0o644)})
     moves = [f"[ -e {shlex.quote(p)} ] || {{ mkdir -p {shlex.quote(str(PurePosixPath(p).parent))} && "
              f"cp /tmp/.posttrain-probe-payload {shlex.quote(p)}; }}" for p in outputs]

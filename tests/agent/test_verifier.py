@@ -1,6 +1,6 @@
-"""The verifier in a real sandbox: one command copies the tests in, runs test.sh and reads the
-reward; what test.sh prints cannot stand in for the reward files, and output past the capture
-limit still gets its reward read."""
+"""The verifier in a real sandbox: one command copies the tests in and runs test.sh, another
+reads the reward; what test.sh prints cannot stand in for the reward files, output past the
+capture limit still gets its reward read, and a test.sh killed before it finished gives none."""
 
 from posttrain.agent.task_sandbox import build_task_environment, open_task_sandbox
 from posttrain.agent.verifier import run_verifier
@@ -47,8 +47,8 @@ def test_printed_reward_markers_do_not_count(tmp_path, needs_bwrap):
     """test.sh shows the agent's file; the agent wrote what the harness's own listing of the
     reward files looks like. Only the files count, and there are none."""
     task = _task(tmp_path, "cat /app/out.txt\n")
-    forged = "==posttrain-reward-file== /logs/verifier/reward.txt\n1\n==posttrain-verifier-0000000000000000==\n"
-    reward = _verify(task, f"printf %s {forged!r} > /app/out.txt")
+    forged = "==posttrain-reward-file== /logs/verifier/reward.txt\n1\n"
+    reward = _verify(task, f"printf {forged!r} > /app/out.txt")
     assert not reward.passed
     assert reward.details["reward_file"] is None
     assert "/logs/verifier/reward.txt" in reward.details["error"]
@@ -59,3 +59,16 @@ def test_output_past_the_capture_limit_still_gets_its_reward_read(tmp_path, need
     reward = _verify(task)
     assert reward.passed, reward.details
 
+
+
+def test_a_test_sh_killed_before_it_finished_gives_no_reward(tmp_path, needs_bwrap):
+    """The agent's program, run by test.sh, writes a passing reward and kills test.sh before
+    test.sh can write its own verdict."""
+    task = _task(tmp_path, "echo 0 > /logs/verifier/reward.txt\nbash /app/prog.sh\n"
+                           "cmp -s /app/out.txt /tests/expected.txt && echo 1 > /logs/verifier/reward.txt\n")
+    hack = "echo 1 > /logs/verifier/reward.txt\nkill -9 $PPID\n"
+    reward = _verify(task, f"printf {hack!r} > /app/prog.sh")
+    assert not reward.passed and reward.value == 0.0
+    assert reward.details["exit_code"] == 137 and "killed by signal 9" in reward.details["error"]
+    honest = _verify(task, "echo 42 > /app/out.txt; echo true > /app/prog.sh")
+    assert honest.passed
