@@ -96,13 +96,9 @@ def _reward_files(sandbox) -> dict[str, str]:
         result = sandbox.exec(["/bin/sh", "-c", _READ_REWARD_FILES], timeout=60, workdir="/", env=HARNESS_ENV)
     except (SandboxError, OSError):
         return {}
-    return _parse_reward_files(result.stdout)
-
-
-def _parse_reward_files(text: str) -> dict[str, str]:
     found: dict[str, str] = {}
     current = None
-    for line in text.splitlines():
+    for line in result.stdout.splitlines():
         if line.startswith(_MARK + " "):
             current = line[len(_MARK) + 1:]
             found[current] = ""

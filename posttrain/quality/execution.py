@@ -223,12 +223,17 @@ _APT = re.compile(r"apt(?:-get)?\s+install\s+([^&|;\n]+)")
 _PIP = re.compile(r"(?:pip3?|python3? -m pip|uv pip)\s+install\s+([^&|;\n]+)")
 
 
+def run_lines(dockerfile_text: str) -> list[str]:
+    """The commands of a Dockerfile's RUN lines, continuations joined."""
+    text = re.sub(r"\\\n", " ", dockerfile_text)
+    return [line.strip()[3:].strip() for line in text.splitlines() if line.strip().upper().startswith("RUN")]
+
+
 def declared_packages(dockerfile: Path) -> dict[str, list[str]]:
     """The apt and pip packages a Dockerfile's RUN lines install (flags and files skipped)."""
     if not dockerfile.is_file():
         return {"apt": [], "pip": []}
-    text = re.sub(r"\\\n", " ", dockerfile.read_text(errors="replace"))
-    runs = [line[3:].strip() for line in text.splitlines() if line.strip().upper().startswith("RUN")]
+    runs = run_lines(dockerfile.read_text(errors="replace"))
     found: dict[str, list[str]] = {"apt": [], "pip": []}
     for run in runs:
         for kind, pattern in (("apt", _APT), ("pip", _PIP)):

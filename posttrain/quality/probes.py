@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
+from posttrain.quality.execution import run_lines
 from posttrain.quality.task_paths import checked_paths, instruction_paths
 from posttrain.quality.trial import NOT_APPLICABLE, Actor, Step
 
@@ -483,14 +484,13 @@ _ASSIGNMENT = re.compile(r"^\s*(?:export\s+|readonly\s+|const\s+|let\s+|var\s+|l
 LEFTOVER_MAX_FILES = 40
 
 
-def _build_run_text(task) -> str:
-    """The RUN lines of the task's Dockerfile, continuations joined."""
+def _dockerfile(task) -> str:
+    """The text of the task's Dockerfile ("" when it has none)."""
     env_dir = task.environment.dockerfile_dir if task.environment else None
     try:
-        text = (Path(env_dir) / "Dockerfile").read_text(errors="replace") if env_dir else ""
+        return (Path(env_dir) / "Dockerfile").read_text(errors="replace") if env_dir else ""
     except OSError:
         return ""
-    return "\n".join(line for line in text.replace("\\\n", " ").splitlines() if line.strip().upper().startswith("RUN"))
 
 
 def _leftover_assignments(actor: Actor, seen: Surroundings) -> list[tuple[str, str]]:
@@ -498,7 +498,7 @@ def _leftover_assignments(actor: Actor, seen: Surroundings) -> list[tuple[str, s
     left behind (a Dockerfile RUN names them), that the instruction does not name: the
     script that generated the task's data, with the answer in clear text. Code the build did
     not run may be the very thing the task asks the agent to read."""
-    runs = _build_run_text(actor.task)
+    runs = "\n".join(run_lines(_dockerfile(actor.task)))
     named = set(seen.outputs)
     files = [p for p, size in seen.files.items() if p not in named and size <= HINTED_MAX_BYTES
              and p.endswith(CODE_SUFFIXES) and re.search(rf"(?<![\w.-]){re.escape(PurePosixPath(p).name)}(?![\w-])", runs)]
@@ -820,12 +820,7 @@ def tests_evaluate_text(task) -> bool:
     """Whether any shell script of the task's tests could run an output as code, or the image
     makes bash source a file first ($BASH_ENV, $ENV) (checked on the host, before a trial is
     spent on inject_output)."""
-    env_dir = task.environment.dockerfile_dir if task.environment else None
-    try:
-        dockerfile = (Path(env_dir) / "Dockerfile").read_text(errors="replace") if env_dir else ""
-    except OSError:
-        dockerfile = ""
-    if _STARTUP_ENV.search(dockerfile):
+    if _STARTUP_ENV.search(_dockerfile(task)):
         return True
     for path, text in _test_sources(task):
         shell = path.suffix in (".sh", ".bash", "") or (text.startswith("#!") and "sh" in text.splitlines()[0])
