@@ -174,7 +174,7 @@ def test_the_decode_cache_computes_what_gathering_from_the_paged_cache_does(smol
     lengths = {len(tokens) for tokens, _ in gathered}
     assert len(lengths) > 1  # some samples stopped early: their rows were evicted mid-batch
     cached_engine, cached = run(2048, None)
-    assert cached_engine.runner.decode_cache.k is not None
+    assert cached_engine.runner.decode_cache.k_t is not None
     assert cached == gathered
     preempting, preempted = run(14, None)
     assert preempting.stats.preemptions > 0

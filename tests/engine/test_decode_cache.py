@@ -23,7 +23,8 @@ def check(decode_cache, k_cache, v_cache, placed, decode, written_by_forward):
     for (seq_id, table, context, _), row in zip(decode, placed):
         assert decode_cache.seq_ids[row] == seq_id
         loaded = context - 1 - written_by_forward.get(seq_id, 0)
-        assert torch.equal(decode_cache.k[:, row, :, :loaded], expected_row(k_cache, table, loaded))
+        keys = decode_cache.k_t[:, row, :, :, :loaded].transpose(-1, -2)
+        assert torch.equal(keys, expected_row(k_cache, table, loaded))
         assert torch.equal(decode_cache.v[:, row, :, :loaded], expected_row(v_cache, table, loaded))
 
 
@@ -49,7 +50,7 @@ def test_a_row_out_of_step_with_its_sequence_is_reloaded():
     k_cache, v_cache = paged()
     cache = DecodeCache(LAYERS, KV, DIM, torch.float32, BLOCK, max_bytes=1 << 30)
     cache.prepare([(0, [1, 2, 3], 9, 12)], k_cache, v_cache)
-    cache.k.fill_(7.0)  # garbage: a stale row must not be trusted
+    cache.k_t.fill_(7.0)  # garbage: a stale row must not be trusted
     # the sequence is back with a different length (it was preempted and recomputed)
     placed = cache.prepare([(0, [4, 5, 6], 11, 12)], k_cache, v_cache)
     check(cache, k_cache, v_cache, placed, [(0, [4, 5, 6], 11, 12)], {})
@@ -61,6 +62,6 @@ def test_past_its_budget_it_declines_and_holds_nothing():
     cache = DecodeCache(LAYERS, KV, DIM, torch.float32, BLOCK, max_bytes=probe.bytes_for(2, 8))
     # the final length (40) does not fit, the current one (8) does
     assert cache.prepare([(0, [1, 2], 8, 40), (1, [3, 4], 8, 40)], k_cache, v_cache) is not None
-    assert cache.k.shape[3] == 8
+    assert cache.v.shape[3] == 8
     assert cache.prepare([(0, [1, 2, 5], 9, 40), (1, [3, 4, 6], 9, 40)], k_cache, v_cache) is None
     assert cache.seq_ids == [] and cache.steps_declined == 1 and cache.steps_served == 1

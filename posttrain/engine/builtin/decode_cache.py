@@ -5,11 +5,16 @@ them contiguous. Gathering every decoding sequence's blocks at every step copies
 context of the batch in every layer (a gigabyte a step for 128 sequences of 170 tokens). This
 mirror keeps each decoding sequence's context in its own row instead:
 
-    k[layer]: [rows, kv_heads, capacity, head_dim]
+    k_t[layer]: [rows, kv_heads, head_dim, capacity]   keys, transposed
+    v[layer]:   [rows, kv_heads, capacity, head_dim]
+
+Keys are stored transposed because attention multiplies the queries by K^T: a row-major K^T is
+the layout the score GEMM reads fastest (a transposed operand costs about a quarter more there),
+and each score is still the same length-head_dim dot product.
 
 A sequence is copied in from the paged cache once, when it starts decoding (or after it was
 evicted); after that each step appends its one new token in every layer. Rows are compact
-(row r < len(seq_ids)), so the batch's keys are the slice k[layer][:rows, :, :width], a view
+(row r < len(seq_ids)), so the batch's keys are the slice k_t[layer][:rows, :, :, :width], a view
 that the attention GEMMs read in place. The paged cache stays the source of truth: a sequence
 that leaves the decode batch (finished, preempted, a prefill step) is evicted, and a row's
 length is checked against the sequence's before it is reused.
@@ -29,8 +34,8 @@ class DecodeCache:
                  max_bytes: int) -> None:
         self.num_layers, self.num_kv_heads, self.head_dim = num_layers, num_kv_heads, head_dim
         self.dtype, self.block_size, self.max_bytes = dtype, block_size, max_bytes
-        self.k: torch.Tensor | None = None  # [layers, rows, kv_heads, capacity, head_dim]
-        self.v: torch.Tensor | None = None
+        self.k_t: torch.Tensor | None = None  # [layers, rows, kv_heads, head_dim, capacity]
+        self.v: torch.Tensor | None = None  # [layers, rows, kv_heads, capacity, head_dim]
         self.seq_ids: list[int] = []  # the sequence in each row
         self.lengths: list[int] = []  # positions of each row already holding the sequence's keys
         self.steps_served = self.steps_declined = 0
@@ -74,7 +79,7 @@ class DecodeCache:
     def _reserve(self, rows: int, positions: int) -> bool:
         """Make room for `rows` rows of `positions` positions (rows and capacity never shrink,
         and grow by a quarter at least); False if that would exceed max_bytes."""
-        have_rows, have_capacity = (self.k.shape[1], self.k.shape[3]) if self.k is not None else (0, 0)
+        have_rows, have_capacity = (self.v.shape[1], self.v.shape[3]) if self.v is not None else (0, 0)
         if rows <= have_rows and positions <= have_capacity:
             return True
         new_rows = have_rows if rows <= have_rows else max(rows, have_rows + have_rows // 4)
@@ -86,12 +91,13 @@ class DecodeCache:
             if self.bytes_for(new_rows, new_capacity) > self.max_bytes:
                 return False
         shape = (self.num_layers, new_rows, self.num_kv_heads, new_capacity, self.head_dim)
-        k, v = torch.zeros(shape, dtype=self.dtype), torch.zeros(shape, dtype=self.dtype)
-        if self.k is not None and self.seq_ids:
+        k_t = torch.zeros((*shape[:3], self.head_dim, new_capacity), dtype=self.dtype)
+        v = torch.zeros(shape, dtype=self.dtype)
+        if self.v is not None and self.seq_ids:
             used, longest = len(self.seq_ids), max(self.lengths)
-            k[:, :used, :, :longest] = self.k[:, :used, :, :longest]
+            k_t[:, :used, :, :, :longest] = self.k_t[:, :used, :, :, :longest]
             v[:, :used, :, :longest] = self.v[:, :used, :, :longest]
-        self.k, self.v = k, v
+        self.k_t, self.v = k_t, v
         return True
 
     def _compact(self, keep: list[int]) -> None:
@@ -103,7 +109,7 @@ class DecodeCache:
         if holes:
             longest = max(self.lengths[row] for row in movers)
             src, dst = torch.tensor(movers), torch.tensor(holes)
-            self.k[:, dst, :, :longest] = self.k[:, src, :, :longest]
+            self.k_t[:, dst, :, :, :longest] = self.k_t[:, src, :, :, :longest]
             self.v[:, dst, :, :longest] = self.v[:, src, :, :longest]
         order = [row for row in keep if row < count] + movers
         placed = sorted(zip([row for row in keep if row < count] + holes, order))
@@ -117,6 +123,6 @@ class DecodeCache:
         size = self.block_size
         blocks = torch.tensor(table[: -(-length // size)])
         layers, kv, _, dim = k_cache.shape
-        for source, target in ((k_cache, self.k), (v_cache, self.v)):
+        for source, target in ((k_cache, self.k_t.transpose(-1, -2)), (v_cache, self.v)):
             gathered = source.view(layers, kv, -1, size, dim)[:, :, blocks].reshape(layers, kv, -1, dim)
             target[:, row, :, :length] = gathered[:, :, :length]

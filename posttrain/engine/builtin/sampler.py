@@ -5,7 +5,9 @@ truncation (log_softmax(logits) for greedy): the distribution the trainer recomp
 inverts the CDF: token = the first index whose cumulative probability exceeds u, u ~ U[0, 1)
 drawn from the sequence's own seeded generator. One uniform number per row instead of one per
 vocabulary entry (Gumbel-max) keeps sampling cheap next to the forward pass, and a sequence's
-draws do not depend on which other sequences share its batch.
+draws do not depend on which other sequences share its batch. The inversion goes in two levels
+(which block of CDF_BLOCK tokens, then which token in it): a cumulative sum over the whole
+vocabulary is a sequential pass that costs as much as the softmax itself.
 """
 
 from __future__ import annotations
@@ -45,13 +47,34 @@ def sample(logits: torch.Tensor, params: list[SamplingParams], generators: list[
             torch.rand(1, generator=generators[i]) if generators[i] is not None else torch.rand(1)
             for i in sampled_rows
         ]).to(probs.dtype)
-        cdf = probs.cumsum(dim=-1)
-        # u scaled by the row's total absorbs the cumsum's rounding; right=True never lands on a
-        # zero-probability token (its cdf equals its predecessor's)
-        picks = torch.searchsorted(cdf, (uniform * cdf[:, -1])[:, None], right=True).squeeze(-1)
-        chosen[index] = picks.clamp_(max=logits.shape[-1] - 1)
+        chosen[index] = invert_cdf(probs, uniform)
     chosen_logprobs = log_probs.gather(-1, chosen[:, None]).squeeze(-1)
     return chosen.tolist(), chosen_logprobs.tolist()
+
+
+CDF_BLOCK = 1024
+
+
+def invert_cdf(probs: torch.Tensor, uniform: torch.Tensor) -> torch.Tensor:
+    """For each row of probs [N, V] (non-negative, any positive total), the first index whose
+    cumulative mass exceeds uniform * total, uniform [N] in [0, 1). Never a zero-mass index."""
+    rows, vocab = probs.shape
+    padding = -vocab % CDF_BLOCK
+    blocks = torch.nn.functional.pad(probs, (0, padding)) if padding else probs
+    blocks = blocks.view(rows, -1, CDF_BLOCK)
+    block_cdf = blocks.sum(dim=-1).cumsum(dim=-1)  # [N, blocks]
+    # u scaled by the row's own total absorbs the sums' rounding; right=True never lands on a
+    # zero-mass block or token (its cdf equals its predecessor's)
+    total = block_cdf[:, -1]
+    target = torch.minimum(uniform * total, torch.nextafter(total, torch.zeros_like(total)))
+    block = torch.searchsorted(block_cdf, target[:, None], right=True).squeeze(-1).clamp_(max=block_cdf.shape[1] - 1)
+    before = torch.where(block > 0, block_cdf.gather(-1, (block - 1).clamp(min=0)[:, None]).squeeze(-1),
+                         torch.zeros_like(target))
+    inner_cdf = blocks[torch.arange(rows), block].cumsum(dim=-1)  # [N, CDF_BLOCK]
+    # the block's own cumsum may total a rounding less than its sum: stay below its last value
+    inner_target = torch.minimum(target - before, torch.nextafter(inner_cdf[:, -1], torch.zeros_like(target)))
+    token = torch.searchsorted(inner_cdf, inner_target.clamp(min=0)[:, None], right=True).squeeze(-1)
+    return (block * CDF_BLOCK + token.clamp_(max=CDF_BLOCK - 1)).clamp_(max=vocab - 1)
 
 
 def _top_k(rows: torch.Tensor, ks: list[int]) -> torch.Tensor:
