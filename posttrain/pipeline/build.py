@@ -8,7 +8,7 @@ import torch
 
 from posttrain.config import DomainConfig, RunConfig
 from posttrain.engine.builtin.engine import BuiltinEngine
-from posttrain.engine.builtin.invariant_attention import use_invariant_attention
+from posttrain.engine.builtin.engine_kernels import use_engine_kernels
 from posttrain.engine.hf_engine import HFEngine
 from posttrain.errors import PosttrainError
 from posttrain.tasks.domains import Domain, DomainMixture
@@ -83,11 +83,11 @@ def build_engine(config: RunConfig, model: torch.nn.Module, tokenizer, version: 
 def load_policy_pair(config: RunConfig, weights_from: Path | None = None):
     """The trainer's model and an identical, separate copy for the engine (weights are synced
     into it after each step, as they would be into a remote engine). With the builtin engine
-    the trainer's model uses the engine's attention function, so the logprobs it recomputes
-    equal the engine's to the bit (fp32)."""
+    the trainer's model runs the engine's attention and linear kernels, so the logprobs it
+    recomputes equal the engine's to the bit (fp32)."""
     spec = str(weights_from) if weights_from else config.model.name
     trainer_model = load_model(spec, "float32", seed=config.seed)
     if config.engine.backend == "builtin":
-        use_invariant_attention(trainer_model)
+        use_engine_kernels(trainer_model)
     engine_model = load_model(spec, config.model.dtype, seed=config.seed)
     return trainer_model, engine_model

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from posttrain.engine.builtin.engine import BuiltinEngine
-from posttrain.engine.builtin.invariant_attention import use_invariant_attention
+from posttrain.engine.builtin.engine_kernels import use_engine_kernels
 from posttrain.engine.interface import GenerationRequest, SamplingParams
 
 QUESTIONS = [
@@ -86,7 +86,7 @@ def test_group_samples_share_the_prompt_and_logprobs_match_a_full_forward(smollm
     # the first samples share the chat template's system prompt with each other)
     assert engine.stats.prefix_hit_rate >= 7 / 8
     # the trainer's side: the same model on the engine's attention function, one padded batch
-    trainer = use_invariant_attention(copy.deepcopy(model))
+    trainer = use_engine_kernels(copy.deepcopy(model))
     ids, mask = pad_right([c.prompt_token_ids + c.token_ids for c in out], tokenizer.pad_token_id)
     with torch.no_grad():
         recomputed, _ = token_logprobs(trainer, ids, mask, temperature=0.7)

@@ -12,6 +12,7 @@ import torch
 from posttrain.engine.builtin.allocator import keep_freed_memory
 from posttrain.engine.builtin.block_manager import BlockManager
 from posttrain.engine.builtin.model_runner import ModelRunner
+from posttrain.engine.builtin.onednn_linear import use_onednn_linear
 from posttrain.engine.builtin.sampler import sample
 from posttrain.engine.builtin.scheduler import Scheduler
 from posttrain.engine.builtin.sequence import Sequence, SequenceStatus
@@ -39,7 +40,7 @@ class BuiltinEngine:
         """decode_cache_bytes: memory for the decoding sequences' contiguous KV rows (default
         twice the paged cache); 0 gathers every step's context from the paged cache instead."""
         keep_freed_memory()
-        self.model = model.eval()
+        self.model = use_onednn_linear(model).eval()
         self.tokenizer = tokenizer
         self.version = version
         self.block_size = block_size

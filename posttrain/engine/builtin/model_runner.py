@@ -1,8 +1,9 @@
 """The forward pass over a paged KV cache, for Llama-family models.
 
 The weights and every layer except attention are the Hugging Face model's own modules (norms,
-projections, rotary embedding, MLP), called exactly as `transformers` calls them: the trainer
-recomputes logprobs through the same modules, so engine and trainer share kernels. Attention
+projections, rotary embedding, MLP), called exactly as `transformers` calls them, with the
+linear layers switched to oneDNN (onednn_linear.py): the trainer recomputes logprobs through
+the same modules, switched the same way, so engine and trainer share kernels. Attention
 reads keys and values from the paged cache:
 
     k_cache[layer]: [kv_heads, num_blocks * block_size, head_dim]   (slot = block * size + offset)
@@ -27,17 +28,13 @@ from posttrain.engine.builtin.decode_cache import DecodeCache
 from posttrain.engine.builtin.invariant_attention import attend_rows
 from posttrain.engine.builtin.scheduler import ScheduledChunk
 
-# CPU GEMM sums the rows past the last full group of 4 in another order when there are fewer
-# than 12 rows, so a decode step with few sequences would round differently from the trainer's
-# many-row forward over the same tokens. Row counts below MIN_ROWS are padded to a multiple of
-# 4; the extra rows are thrown away.
+# The linear layers run oneDNN (onednn_linear.py), whose result for a row is the same for any
+# row count from 2 up. Where that op is missing they fall back to MKL's sgemm, which sums the
+# rows past the last full group of 4 in another order when there are fewer than 12 rows, so a
+# decode step with few sequences would round differently from the trainer's many-row forward.
+# Row counts below MIN_ROWS are padded to a multiple of 4 (at least 4) for either kernel; the
+# extra rows are thrown away.
 MIN_ROWS = 12
-# The output projection's weight (vocab x hidden, 113 MB for SmolLM2) is multiplied in slices of
-# this many vocabulary rows: one GEMM over the whole vocabulary runs at about 65% of the CPU's
-# peak at a decode batch's row count, slices that fit the L2 cache at about 90%. Each logit is
-# still one length-hidden dot product computed by the same kernel, so the values are those of
-# the trainer's single projection to the bit (tests/engine: logprobs equal a full forward's).
-HEAD_SLICE = 2048
 
 
 def padded_rows(count: int) -> int:
@@ -102,7 +99,7 @@ class ModelRunner:
         if not logit_rows:
             return torch.empty(0, self.model.config.vocab_size)
         rows = logit_rows + logit_rows[:1] * (padded_rows(len(logit_rows)) - len(logit_rows))
-        return project_to_vocab(self.model.lm_head, hidden[0, rows]).float()[: len(logit_rows)]
+        return self.model.lm_head(hidden[0, rows]).float()[: len(logit_rows)]
 
     def copy_block(self, source: int, destination: int) -> None:
         """Copy one block's keys and values in every layer (copy-on-write of a forked sample)."""
@@ -154,18 +151,6 @@ class ModelRunner:
             result = attend_rows(rows, keys, values, mask, self.scaling)  # rows g * n + t, as the trainer's
             out[rows_index] = result.view(kv, group, n, dim).permute(2, 0, 1, 3).reshape(n, -1, dim)
         return attn.o_proj(out.reshape(1, total, -1))
-
-
-def project_to_vocab(head: torch.nn.Module, hidden: torch.Tensor) -> torch.Tensor:
-    """head(hidden) for hidden [rows, hidden_size], computed in vocabulary slices of HEAD_SLICE
-    when the head is a plain bias-free Linear (Llama's), as one call otherwise."""
-    if type(head) is not torch.nn.Linear or head.bias is not None:
-        return head(hidden)
-    slices = head.weight.split(HEAD_SLICE)
-    out = hidden.new_empty(hidden.shape[0], head.weight.shape[0])
-    for index, weight in enumerate(slices):
-        torch.mm(hidden, weight.t(), out=out[:, index * HEAD_SLICE : index * HEAD_SLICE + weight.shape[0]])
-    return out
 
 
 class _AttentionPlan:
