@@ -16,13 +16,14 @@ Prints JSON: {"shapes": [{"out", "in", "rows", "mkl_ms", "onednn_reordered_ms", 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+
+from posttrain.console import emit_json
 
 SHAPES = [(576, 576), (192, 576), (1536, 576), (576, 1536), (49152, 576)]  # (out, in): q/o, k/v, gate/up, down, head
 BYTES_FROM_MEMORY = 200 << 20  # more weight bytes than the last-level cache holds
@@ -88,10 +89,7 @@ def main(argv: list[str] | None = None) -> dict:
     invariant, same = invariance()
     result = {"threads": args.threads, "torch": torch.__version__, "shapes": shapes,
               "row_count_invariant": invariant, "reordered_equals_plain": same}
-    text = json.dumps(result, indent=2)
-    if args.out:
-        args.out.write_text(text + "\n")
-    print(text)
+    emit_json(result, args.out)
     return result
 
 
