@@ -2,15 +2,16 @@
 
 `F.linear` on CPU calls MKL's sgemm. At a decode batch's row count (a few to a few hundred rows)
 with the weights coming from memory, sgemm runs well below the CPU's peak; oneDNN, with the
-weight reordered once into its blocked layout, computes the same products 1.3-2x faster (the
-49k-row output projection about 2x; measured in benchmarks/linear_kernels.py).
+weight reordered once into its blocked layout, computes the same products 1.2-2.2x faster, and
+the 49k-row output projection 2-3.2x faster (benchmarks/linear_kernels.py).
 
 Zero mismatch needs the engine and the trainer to compute the same bits, so both go through
 this module. What makes that possible: oneDNN's result for a row does not depend on how many
-other rows are in the call (checked from 2 rows to thousands; a single row is computed as one of
-two), nor on whether the weight was reordered first. So the engine uses the reordered weight (inference, re-derived whenever the
-weight tensor changes), and the trainer the plain one with autograd (the backward pass is
-ordinary matmuls: only the forward's bits must match the engine's).
+other rows are in the call (checked from 2 rows to thousands; a single row is computed as one
+of two), nor on whether the weight was reordered first. So the engine uses the reordered weight
+(in inference mode; made again whenever the weight tensor changes), and the trainer the plain
+one with autograd (the backward pass is ordinary matmuls: only the forward's bits must match
+the engine's).
 
 `use_onednn_linear(model)` switches a model's `nn.Linear` layers in place (their class changes,
 their parameters do not). Off CPU, or in a torch build without the oneDNN op, the layers fall
