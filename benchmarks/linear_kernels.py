@@ -78,9 +78,15 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    try:
+        row_counts = [int(r) for r in args.rows.split(",") if r.strip()]
+    except ValueError:
+        parser.error(f"--rows {args.rows!r}: give row counts as integers, comma-separated")
+    if not row_counts or min(row_counts) < 1 or args.rounds < 1:
+        parser.error("--rows needs counts >= 1 and --rounds >= 1")
     torch.set_num_threads(args.threads)
     shapes = []
-    for rows in [int(r) for r in args.rows.split(",") if r.strip()]:
+    for rows in row_counts:
         for out_features, in_features in SHAPES:
             row = time_shape(out_features, in_features, rows, args.rounds)
             print(f"{out_features}x{in_features} at {rows} rows: mkl {row['mkl_ms']:.3f} ms, "
