@@ -11,10 +11,10 @@ Flaky verdicts are statistical: a run can miss one that the next catches.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
+from posttrain.console import emit_json
 from posttrain.quality.inspector import InspectOptions, inspect_dirs, task_dirs
 
 ROOT = Path(__file__).parent / "unseen_corpora"
@@ -49,10 +49,7 @@ def main() -> None:
     right = sum(r["right"] for r in results.values())
     summary = {"tasks": total, "right": right, "accuracy": round(right / total, 3) if total else None,
                "duration_s": round(time.perf_counter() - started, 1), "corpora": results}
-    text = json.dumps(summary, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    emit_json(summary, args.out)
 
 
 if __name__ == "__main__":
