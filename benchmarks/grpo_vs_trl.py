@@ -424,11 +424,9 @@ def main(argv=None) -> int:
         f"{args.warmup} warm-up + {args.steps} measured steps, {args.threads} torch threads")
     results = {side: run_side_subprocess(side, args) for side in sides}
     report = combine(args, results)
-    text = json.dumps(report, indent=2)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
-    print(text)
+    from posttrain.console import emit_benchmark
+
+    emit_benchmark(report, args.out)
     return 0
 
 

@@ -17,7 +17,6 @@ stderr; stdout gets one JSON object with the times and the ratios.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -105,11 +104,9 @@ def main() -> None:
         "verdicts": {f"r{r}": {k: v for k, v in verdicts[r].items() if v} for r in repeats},
         "raw": times,
     }
-    text = json.dumps(result, indent=2)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
-    print(text)
+    from posttrain.console import emit_benchmark
+
+    emit_benchmark(result, args.out)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from posttrain.console import emit_json
+from posttrain.console import emit_benchmark
 
 SHAPES = [(576, 576), (192, 576), (1536, 576), (576, 1536), (49152, 576)]  # (out, in): q/o, k/v, gate/up, down, head
 BYTES_FROM_MEMORY = 200 << 20  # more weight bytes than the last-level cache holds
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> dict:
     invariant, same = invariance()
     result = {"threads": args.threads, "torch": torch.__version__, "shapes": shapes,
               "row_count_invariant": invariant, "reordered_equals_plain": same}
-    emit_json(result, args.out)
+    emit_benchmark(result, args.out)
     return result
 
 

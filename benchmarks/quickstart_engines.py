@@ -29,7 +29,7 @@ import time
 import tomllib
 from pathlib import Path
 
-from posttrain.console import emit_json
+from posttrain.console import emit_benchmark
 
 REPO = Path(__file__).resolve().parents[1]
 QUICKSTART = REPO / "examples" / "quickstart.toml"
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> dict:
     result = {"config": str(QUICKSTART.relative_to(REPO)), "steps": args.steps, "order": order, "runs": runs,
               "hf_over_builtin_wall": (runs["hf"]["wall_s"] / runs["builtin"]["wall_s"]
                                        if "hf" in runs and "builtin" in runs else None)}
-    emit_json(result, args.out)
+    emit_benchmark(result, args.out)
     return result
 
 

@@ -14,7 +14,7 @@ import argparse
 import time
 from pathlib import Path
 
-from posttrain.console import emit_json
+from posttrain.console import emit_benchmark
 from posttrain.quality.inspector import InspectOptions, inspect_dirs, task_dirs
 
 ROOT = Path(__file__).parent / "unseen_corpora"
@@ -49,7 +49,7 @@ def main() -> None:
     right = sum(r["right"] for r in results.values())
     summary = {"tasks": total, "right": right, "accuracy": round(right / total, 3) if total else None,
                "duration_s": round(time.perf_counter() - started, 1), "corpora": results}
-    emit_json(summary, args.out)
+    emit_benchmark(summary, args.out)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,14 @@ def emit_json(report: dict, out: Path | None) -> None:
     print(text)
 
 
+def emit_benchmark(report: dict, out: Path | None) -> None:
+    """A benchmark's result with the CPU it ran on (`cpu`: model, flags, torch's kernel level,
+    the bf16 probe): figures from different CPUs must never be compared unknowingly."""
+    from posttrain import cpu
+
+    emit_json({**report, "cpu": cpu.describe()}, out)
+
+
 def pass_rate_progress(total: int, label: str):
     """A progress bar over `total` attempts showing the pass rate so far and the ETA, and the
     callback that advances it: report(passed, line, resumed=False). Without a terminal each

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from posttrain.console import console, emit_json, fail
+from posttrain.console import console, emit_benchmark, fail
 from posttrain.errors import PosttrainError
 
 app = typer.Typer(help="Inference engines (hf, builtin, vllm) behind one interface.",
@@ -54,7 +54,8 @@ def bench_command(
       prefix_hit_rate  builtin only: prompt tokens served from the prefix cache /
                        all prompt tokens of the workload
       ratios           builtin/hf and builtin/vllm tok_s
-    and once: matmul_peak_flops (best fp32 2048x2048 torch.mm) and
+    and once: matmul_peak_flops (best fp32 2048x2048 torch.mm; the bf16 one only
+    where bf16 is native), cpu (model, flags, torch kernel level, bf16 probe), and
     builtin_flops_fraction: builtin's model FLOP/s on the group workload
     (2 x (non-embedding + lm_head params) x computed tokens / wall s) over that peak.
 
@@ -73,4 +74,4 @@ def bench_command(
                                conversations=conversations, backends=parse_backends(backends), console=console)
     except PosttrainError as exc:
         fail(str(exc))
-    emit_json(report, out)
+    emit_benchmark(report, out)

@@ -87,7 +87,7 @@ keep_checkpoints = 1
 
 def bench_config(model: str = "smollm2-135m", steps: int = 12, prompts: int = 4, group_size: int = 4,
                  max_new_tokens: int = 96, heldout: int = 64, threads: int = 1, seed: int = 0,
-                 bf16: bool = True) -> str:
+                 bf16: bool = False) -> str:
     return DEFAULT_CONFIG.format(model=model, steps=steps, prompts=prompts, group_size=group_size,
                                  max_new_tokens=max_new_tokens, heldout=heldout, threads=threads, seed=seed,
                                  bf16="true" if bf16 else "false")

@@ -85,9 +85,25 @@ def load_policy_pair(config: RunConfig, weights_from: Path | None = None):
     into it after each step, as they would be into a remote engine). With the builtin engine
     the trainer's model runs the engine's attention and linear kernels, so the logprobs it
     recomputes equal the engine's to the bit (fp32)."""
+    warn_if_bf16_is_emulated(config)
     spec = str(weights_from) if weights_from else config.model.name
     trainer_model = load_model(spec, "float32", seed=config.seed)
     if config.engine.backend == "builtin":
         use_engine_kernels(trainer_model)
     engine_model = load_model(spec, config.model.dtype, seed=config.seed)
     return trainer_model, engine_model
+
+
+def warn_if_bf16_is_emulated(config: RunConfig) -> None:
+    """bf16 settings are the user's choice, but on a CPU that emulates bf16 (AVX2-only) they
+    make every step hundreds of times slower: say so before the run starts."""
+    from rich.markup import escape
+
+    from posttrain import cpu
+    from posttrain.console import console
+
+    for what, wanted in (("[optim] bf16_autocast", config.optim.bf16_autocast),
+                         ('[model] dtype = "bfloat16"', config.model.dtype == "bfloat16")):
+        message = cpu.slow_bf16_warning(what) if wanted else None
+        if message:
+            console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True)

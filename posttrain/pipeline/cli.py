@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from posttrain.console import console, emit_json, fail
+from posttrain.console import console, emit_benchmark, fail
 from posttrain.errors import PosttrainError
 
 app = typer.Typer(help="The RL pipeline: sync vs async benchmark; a running job's scheduler, watched and steered.",
@@ -34,8 +34,9 @@ def bench_command(
     heldout: int = typer.Option(64, "--heldout", min=1, help="Built-in workload: held-out items per domain."),
     threads: int = typer.Option(1, "--threads", min=1, help="Built-in workload: torch threads (in async mode the "
                                 "trainer and the engine run at once and share them)."),
-    bf16: bool = typer.Option(True, "--bf16/--fp32", help="Built-in workload: the trainer's forward and backward "
-                              "in bf16 autocast (generation stays fp32)."),
+    bf16: bool = typer.Option(False, "--bf16/--fp32", help="Built-in workload: the trainer's forward and backward "
+                              "in bf16 autocast (generation stays fp32). Default fp32, the quickstart's precision: "
+                              "its logprobs match the engine's, and bf16 is emulated (slow) on AVX2-only CPUs."),
     env_median_s: float = typer.Option(6.0, "--env-median-s", min=0.0, help="Modelled environment time per "
                                        "rollout group: median seconds of a lognormal (0: none)."),
     env_sigma: float = typer.Option(1.0, "--env-sigma", min=0.0, help="Its log-standard-deviation (the tail)."),
@@ -70,7 +71,7 @@ def bench_command(
         fail(str(exc))
     except OSError as exc:
         fail(f"{config}: {exc.strerror}")
-    emit_json(report, out)
+    emit_benchmark(report, out)
 
 
 @app.command("status")

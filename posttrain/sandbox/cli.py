@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from posttrain.console import console, emit_json, fail
+from posttrain.console import console, emit_benchmark, fail
 from posttrain.errors import PosttrainError
 
 app = typer.Typer(help="Isolated sandboxes for agent commands (bubblewrap + overlayfs + cgroups).",
@@ -92,4 +92,4 @@ def bench_command(
         report = run_benchmark(iterations=iterations, max_idle=max_idle, console=console)
     except PosttrainError as exc:
         fail(str(exc))
-    emit_json(report, out)
+    emit_benchmark(report, out)

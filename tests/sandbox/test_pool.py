@@ -22,7 +22,10 @@ def test_pool_hands_out_ready_sandboxes_fast_and_resets_them(make_sandbox, sandb
         wait_for(lambda: pool.ready_count(spec) == 2)
         started = time.perf_counter()
         sandbox = pool.acquire(spec)
-        assert time.perf_counter() - started < 0.002
+        hand_out = time.perf_counter() - started
+        started = time.perf_counter()
+        BwrapSandbox(spec, base_dir=sandbox_base).close()  # what the pool saves: creating one
+        assert hand_out < (time.perf_counter() - started) / 5
         sandbox.exec("echo dirty > /app/x")
         pool.release(sandbox, spec)
         wait_for(lambda: pool.ready_count(spec) == 2)

@@ -13,6 +13,7 @@ from posttrain.engine.builtin.allocator import keep_freed_memory
 from posttrain.engine.builtin.block_manager import BlockManager
 from posttrain.engine.builtin.model_runner import ModelRunner
 from posttrain.engine.builtin.onednn_linear import use_onednn_linear
+from posttrain.engine.builtin.row_invariance import RowInvariance
 from posttrain.engine.builtin.sampler import sample
 from posttrain.engine.builtin.scheduler import Scheduler
 from posttrain.engine.builtin.sequence import Sequence, SequenceStatus
@@ -33,6 +34,22 @@ class EngineStats:
         return self.cached_prompt_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
+_warned: set[RowInvariance] = set()
+
+
+def _warn_once(invariance: RowInvariance) -> None:
+    """Bit-equal logprobs rest on the start-up probe (row_invariance.py); say once per process
+    when this CPU's kernels do not give them."""
+    if invariance.holds or invariance in _warned:
+        return
+    _warned.add(invariance)
+    from posttrain.console import console
+
+    console.print(f"[yellow]warning:[/] builtin engine: {invariance.describe()}; its logprobs may differ from the "
+                  "trainer's by float rounding (logprob_mismatch_max shows by how much)", highlight=False,
+                  soft_wrap=True)
+
+
 class BuiltinEngine:
     def __init__(self, model: torch.nn.Module, tokenizer, num_blocks: int = 2048, block_size: int = 16,
                  max_num_seqs: int = 128, max_num_batched_tokens: int = 2048, version: int = 0,
@@ -47,6 +64,8 @@ class BuiltinEngine:
         self.blocks = BlockManager(num_blocks, block_size)
         self.scheduler = Scheduler(self.blocks, max_num_seqs, max_num_batched_tokens)
         self.runner = ModelRunner(model, num_blocks, block_size, decode_cache_bytes)
+        self.invariance = self.runner.invariance
+        _warn_once(self.invariance)
         self.stats = EngineStats()
         self._ids = itertools.count()
         self._held: dict[int, list[Sequence]] = {}  # parent seq id -> its samples waiting for a fork

@@ -26,25 +26,15 @@ from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 from posttrain.engine.builtin.decode_cache import DecodeCache
 from posttrain.engine.builtin.invariant_attention import attend_rows
+from posttrain.engine.builtin.row_invariance import RowInvariance, probe_model
 from posttrain.engine.builtin.scheduler import ScheduledChunk
-
-# The linear layers run oneDNN (onednn_linear.py), whose result for a row is the same for any
-# row count from 2 up. Where that op is missing they fall back to MKL's sgemm, which sums the
-# rows past the last full group of 4 in another order when there are fewer than 12 rows, so a
-# decode step with few sequences would round differently from the trainer's many-row forward.
-# Row counts below MIN_ROWS are padded to a multiple of 4 (at least 4) for either kernel; the
-# extra rows are thrown away.
-MIN_ROWS = 12
-
-
-def padded_rows(count: int) -> int:
-    return count if count >= MIN_ROWS else max(4, -(-count // 4) * 4)
-
 
 class ModelRunner:
     def __init__(self, model: torch.nn.Module, num_blocks: int, block_size: int,
-                 decode_cache_bytes: int | None = None) -> None:
+                 decode_cache_bytes: int | None = None, invariance: RowInvariance | None = None) -> None:
         self.model = model.eval()
+        # calls whose row count the kernels would round differently are padded (row_invariance.py)
+        self.invariance = invariance or probe_model(model)
         config = model.config
         self.block_size = block_size
         self.num_layers = config.num_hidden_layers
@@ -74,7 +64,7 @@ class ModelRunner:
                 slots.append(seq.block_table[pos // self.block_size] * self.block_size + pos % self.block_size)
             if chunk.completes:
                 logit_rows.append(len(ids) - 1)
-        padding = padded_rows(len(ids)) - len(ids)
+        padding = self.invariance.padded_rows(len(ids)) - len(ids)
         ids += [0] * padding
         positions += [0] * padding
         slots += [self.scratch_slot] * padding
@@ -84,7 +74,7 @@ class ModelRunner:
         inner = self.model.model
         hidden = inner.embed_tokens(input_ids)
         cos, sin = inner.rotary_emb(hidden, position_ids)
-        plan = _AttentionPlan(chunks, self.block_size)
+        plan = _AttentionPlan(chunks, self.block_size, padded=padding > 0)
         plan.use_decode_cache(self.decode_cache, self.k_cache, self.v_cache)
         for layer_index, layer in enumerate(inner.layers):
             residual = hidden
@@ -98,7 +88,7 @@ class ModelRunner:
         hidden = inner.norm(hidden)
         if not logit_rows:
             return torch.empty(0, self.model.config.vocab_size)
-        rows = logit_rows + logit_rows[:1] * (padded_rows(len(logit_rows)) - len(logit_rows))
+        rows = logit_rows + logit_rows[:1] * (self.invariance.padded_rows(len(logit_rows)) - len(logit_rows))
         return self.model.lm_head(hidden[0, rows]).float()[: len(logit_rows)]
 
     def copy_block(self, source: int, destination: int) -> None:
@@ -156,7 +146,7 @@ class ModelRunner:
 class _AttentionPlan:
     """Index tensors for one step's attention, built once and reused by every layer."""
 
-    def __init__(self, chunks: list[ScheduledChunk], block_size: int) -> None:
+    def __init__(self, chunks: list[ScheduledChunk], block_size: int, padded: bool) -> None:
         def slots_of(seq, length: int) -> torch.Tensor:
             positions = torch.arange(length)
             table = torch.tensor(seq.block_table)
@@ -175,7 +165,7 @@ class _AttentionPlan:
                 mask = torch.arange(context)[None, :] <= (start + torch.arange(n))[:, None]
                 self.prefills.append((rows, slots_of(seq, context), mask))
             row += n
-        self.padded = padded_rows(row) > row  # padding rows attend to nothing: their output stays zero
+        self.padded = padded  # padding rows attend to nothing: their output stays zero
         self._decode = decode
         self.cache_rows = self.decode_rows = None
 

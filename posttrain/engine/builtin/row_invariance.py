@@ -1,0 +1,145 @@
+"""Checked at start-up: does a row's result depend on what else is in the call?
+
+The engine's logprobs equal the trainer's to the bit only if every kernel computes a row the
+same way whatever shares the call: the linear layers (oneDNN, or MKL's sgemm where the oneDNN op
+is missing) and attention's GEMMs. Those are properties of a BLAS on a CPU, not of posttrain,
+and a constant found on one machine does not carry to the next (MKL's sgemm agreed from 12 rows
+up on the CPU the engine was written on; on the same Xeon with other shapes it disagrees at 64
+rows, and with AVX2 kernels below 48). So the engine probes them once per process, on the
+model's own shapes:
+
+    linear      engine(x[:m]) == trainer(x)[:m] for m in ROW_COUNTS: the engine's path (the
+                reordered weight, inference mode) against the trainer's (the plain weight, many rows)
+    attention   a decode step's output for a query == that query's row in a full causal pass
+                over the sequence (invariant_attention), across a key-chunk boundary
+
+`padded_rows(m)` pads a call to the smallest probed count from which the linear layers agree;
+with oneDNN that is every count, so nothing is padded. When no count agrees, or attention does
+not, `holds` is False and the engine warns once: its logprobs may then differ from the
+trainer's by float noise, which `logprob_mismatch_max` reports every step.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+
+from posttrain.engine.builtin import onednn_linear
+from posttrain.engine.builtin.invariant_attention import attend_rows, invariant_attention
+
+ROW_COUNTS = tuple(range(1, 17)) + (20, 24, 32, 48, 64, 96, 128)
+REFERENCE_ROWS = 256  # the trainer's side: one call with many rows
+PROBE_OUT_FEATURES = 512  # a row's sum runs over in_features; a slice of the outputs keeps it cheap
+
+
+@dataclass(frozen=True)
+class RowInvariance:
+    kernel: str  # "onednn" or "mkl"
+    agreeing_counts: tuple[int, ...]  # of ROW_COUNTS, those whose rows agree on every probed shape
+    min_rows: int | None  # every probed count from here up agrees; None: no such count
+    attention_agrees: bool
+    seconds: float
+    shapes: tuple[tuple[int, int], ...] = field(default=())
+    skipped: str | None = None  # why nothing was probed
+
+    @property
+    def holds(self) -> bool:
+        return self.skipped is None and self.min_rows is not None and self.attention_agrees
+
+    def padded_rows(self, count: int) -> int:
+        """The row count to run a call of `count` rows at: itself where rows agree, else the
+        next probed count that agrees (the extra rows are thrown away)."""
+        if self.min_rows is None or count >= self.min_rows or count in self.agreeing_counts:
+            return count
+        return min(c for c in self.agreeing_counts if c >= count)
+
+    def describe(self) -> str:
+        if self.skipped:
+            return self.skipped
+        if self.holds:
+            return (f"{self.kernel} linear layers agree from {self.min_rows} row(s) up, attention agrees "
+                    f"(probed in {self.seconds * 1000:.0f} ms)")
+        problems = []
+        if self.min_rows is None:
+            failing = [c for c in ROW_COUNTS if c not in self.agreeing_counts]
+            problems.append(f"{self.kernel} linear layers round a row differently at {failing} rows than in "
+                            f"a {REFERENCE_ROWS}-row call")
+        if not self.attention_agrees:
+            problems.append("attention's decode step differs from the full-sequence pass")
+        return "; ".join(problems)
+
+
+def _linear_paths(weight: torch.Tensor):
+    """(engine, trainer): the two ways a OneDNNLinear computes, or F.linear twice without oneDNN."""
+    if not onednn_linear.AVAILABLE:
+        return (lambda x: F.linear(x, weight)), (lambda x: F.linear(x, weight))
+    reordered = torch.ops.mkldnn._reorder_linear_weight(weight, 128)
+    return (lambda x: onednn_linear._onednn(x, reordered, None)), (lambda x: onednn_linear._onednn(x, weight, None))
+
+
+def agreeing_row_counts(engine_fn, trainer_fn, in_features: int, dtype: torch.dtype,
+                        counts: tuple[int, ...] = ROW_COUNTS) -> tuple[int, ...]:
+    """The counts m for which engine_fn(x[:m]) equals trainer_fn(x)[:m] bit for bit."""
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(REFERENCE_ROWS, in_features, generator=generator).to(dtype)
+    reference = trainer_fn(x)
+    return tuple(m for m in counts if torch.equal(engine_fn(x[:m]), reference[:m]))
+
+
+def attention_agrees(heads: int, kv_heads: int, head_dim: int, dtype: torch.dtype, length: int = 160) -> bool:
+    """A decode step's attention (one query, its keys so far, masked padding after them, as
+    the engine's DecodeCache lays it out) against the same query in a full causal pass."""
+    generator = torch.Generator().manual_seed(1)
+    q = torch.randn(1, heads, length, head_dim, generator=generator).to(dtype)
+    k = torch.randn(1, kv_heads, length, head_dim, generator=generator).to(dtype)
+    v = torch.randn(1, kv_heads, length, head_dim, generator=generator).to(dtype)
+    full = invariant_attention(q, k, v, None, head_dim**-0.5)  # [1, H, T, D]
+    group, width = heads // kv_heads, length + 16
+    keys = torch.cat([k[0], torch.randn(kv_heads, width - length, head_dim, generator=generator).to(dtype)], dim=1)
+    values = torch.cat([v[0], torch.randn(kv_heads, width - length, head_dim, generator=generator).to(dtype)], dim=1)
+    for position in (0, 3, 127, 128, length - 1):
+        rows = q[0, :, position].reshape(kv_heads, group, head_dim)
+        mask = (torch.arange(width) <= position).view(1, 1, width).expand(kv_heads, group, width)
+        step = attend_rows(rows, keys, values, mask, head_dim**-0.5).reshape(heads, head_dim)
+        if not torch.equal(step, full[0, :, position]):
+            return False
+    return True
+
+
+@functools.cache
+def probe(linear_shapes: tuple[tuple[int, int], ...], heads: int, kv_heads: int, head_dim: int,
+          dtype: torch.dtype = torch.float32) -> RowInvariance:
+    """Probe the given (in_features, out_features) shapes and the attention layout, once per
+    process and arguments."""
+    kernel = "onednn" if onednn_linear.AVAILABLE else "mkl"
+    if dtype != torch.float32:
+        # the trainer computes in fp32: an engine in another precision rounds differently by
+        # design, and probing bf16 where it is emulated would take seconds
+        return RowInvariance(kernel, ROW_COUNTS, 1, True, 0.0,
+                             skipped=f"{dtype} engine weights round differently from the fp32 trainer")
+    started = time.perf_counter()
+    generator = torch.Generator().manual_seed(2)
+    agreeing = set(ROW_COUNTS)
+    probed = tuple(sorted({(k, min(n, PROBE_OUT_FEATURES)) for k, n in linear_shapes}))
+    for in_features, out_features in probed:
+        weight = torch.randn(out_features, in_features, generator=generator).to(dtype)
+        with torch.inference_mode():
+            agreeing &= set(agreeing_row_counts(*_linear_paths(weight), in_features, dtype))
+    counts = tuple(sorted(agreeing))
+    min_rows = next((m for m in ROW_COUNTS if all(c in agreeing for c in ROW_COUNTS if c >= m)), None)
+    with torch.inference_mode():
+        attention = attention_agrees(heads, kv_heads, head_dim, dtype)
+    return RowInvariance(kernel, counts, min_rows, attention, time.perf_counter() - started, probed)
+
+
+def probe_model(model: torch.nn.Module) -> RowInvariance:
+    config = model.config
+    shapes = tuple(sorted({(m.in_features, m.out_features) for m in model.modules()
+                           if isinstance(m, torch.nn.Linear)}))
+    heads = config.num_attention_heads
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
+    return probe(shapes, heads, config.num_key_value_heads, head_dim, next(model.parameters()).dtype)
