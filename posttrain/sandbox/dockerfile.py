@@ -5,6 +5,9 @@ or environment (WORKDIR, COPY/ADD, RUN), with variables already resolved, plus t
 and WORKDIR. Whether the host can stand in for its base image is `base_image.stand_in`'s call.
 Each instruction has a function of its own below, which reads it and updates the parse.
 
+`read_dockerfile` is the same parser for readers that build nothing (the quality checks): what
+the bwrap builder could not follow is a note there, not an error, and every stage is read.
+
 What is supported, and how (the rest is a `DockerfileError` naming `path:line`):
 
     FROM image [AS name]      one stage; a second FROM is an error (multi-stage build)
@@ -117,6 +120,7 @@ class Dockerfile:
     workdir: str  # the final WORKDIR ("/" when none)
     args: dict[str, str]  # the final ARG values
     notes: list[str]
+    images: list[str] = field(default_factory=list)  # what each FROM names, but an earlier stage
 
 
 # ---- lexing -----------------------------------------------------------------------------
@@ -342,6 +346,7 @@ class _Parse:
     host: HostInfo | None
     check_base: bool
     escape: str
+    strict: bool  # for the bwrap builder: what it cannot follow is an error, not a note
     notes: list[str] = field(default_factory=list)
     global_args: dict[str, str] = field(default_factory=dict)  # ARGs before FROM: usable in FROM, importable after it
     args: dict[str, str] = field(default_factory=dict)
@@ -350,6 +355,8 @@ class _Parse:
     shell: tuple[str, ...] = DEFAULT_SHELL
     base: StandIn | None = None
     stage: str | None = None
+    stages: list[str] = field(default_factory=list)  # the `AS` names so far
+    images: list[str] = field(default_factory=list)
     from_line: int = 0
     instructions: list[Instruction] = field(default_factory=list)
     platform_args: dict[str, str] = field(default_factory=_platform_args)
@@ -371,6 +378,12 @@ class _Parse:
 
     def note(self, line: int, text: str) -> None:
         self.notes.append(f"{self.path}:{line}: {text}")
+
+    def refuse(self, line: int, reason: str) -> None:
+        """What the bwrap builder cannot follow: an error for it, a note for a reader."""
+        if self.strict:
+            raise self.fail(line, reason)
+        self.note(line, reason)
 
 
 def _arg(parse: _Parse, item: _Logical) -> None:
@@ -394,19 +407,25 @@ def _arg(parse: _Parse, item: _Logical) -> None:
 def _from(parse: _Parse, item: _Logical) -> None:
     line = item.line
     if parse.base is not None:
-        raise parse.fail(line, f"a second FROM (the first is at line {parse.from_line}): multi-stage builds are not "
-                         "supported by the bwrap builder; use the docker backend or flatten the stages")
+        parse.refuse(line, f"a second FROM (the first is at line {parse.from_line}): multi-stage builds are not "
+                     "supported by the bwrap builder; use the docker backend or flatten the stages")
+        # a reader goes on with a new stage, which starts from its image, not from the stage before
+        parse.args, parse.env, parse.workdir, parse.shell, parse.stage = {}, {}, "/", DEFAULT_SHELL, None
     flags, rest = _take_flags(item.args)
     for name, value in flags:
         if name == "platform":
             parse.note(line, f"FROM --platform={value} ignored: the host's platform is used")
         else:
-            raise parse.fail(line, f"FROM --{name}: unsupported flag")
+            parse.refuse(line, f"FROM --{name}: unsupported flag")
     words = parse.lexer(line).words(rest)
     if len(words) == 3 and words[1].lower() == "as":
         parse.stage = words[2]
     elif len(words) != 1:
         raise parse.fail(line, f"FROM {rest!r}: expected `FROM image [AS name]`")
+    if words[0].lower() not in (s.lower() for s in parse.stages):
+        parse.images.append(words[0])
+    if parse.stage:
+        parse.stages.append(parse.stage)
     parse.base = stand_in(words[0], parse.host)
     if parse.check_base and not parse.base.ok:
         raise parse.fail(line, parse.base.reason)
@@ -446,9 +465,10 @@ def _workdir(parse: _Parse, item: _Logical) -> None:
     if new != "/" and not _in_writable_root(new):
         visible = new.split("/")[1] in ("usr", "bin", "sbin", "lib", "lib64", "opt", "etc")
         if not (visible and Path(new).is_dir()):
-            raise parse.fail(line, f"WORKDIR {new}: {WRITABLE_TEXT}; a directory elsewhere cannot be created "
-                             "(use a WORKDIR under /app)")
-        parse.note(line, f"WORKDIR {new} is the host's directory, read-only in the sandbox")
+            parse.refuse(line, f"WORKDIR {new}: {WRITABLE_TEXT}; a directory elsewhere cannot be created "
+                         "(use a WORKDIR under /app)")
+        else:
+            parse.note(line, f"WORKDIR {new} is the host's directory, read-only in the sandbox")
     parse.workdir = new
     parse.instructions.append(Instruction("WORKDIR", line, f"WORKDIR {rest}", parse.workdir))
 
@@ -460,9 +480,9 @@ def _copy(parse: _Parse, item: _Logical) -> None:
     chmod: int | None = None
     for name, value in flags:
         if name == "from":
-            raise parse.fail(line, f"{keyword} --from={value}: copies from another stage or image (multi-stage build) "
-                             "are not supported by the bwrap builder; use the docker backend")
-        if name == "chown":
+            parse.refuse(line, f"{keyword} --from={value}: copies from another stage or image (multi-stage build) "
+                         "are not supported by the bwrap builder; use the docker backend")
+        elif name == "chown":
             parse.note(line, f"{keyword} --chown={value} ignored: files belong to root")
         elif name == "chmod":
             if value and re.fullmatch(r"[0-7]{3,4}", value):
@@ -472,7 +492,7 @@ def _copy(parse: _Parse, item: _Logical) -> None:
         elif name == "link":
             pass  # a layer-cache hint with no effect here
         else:
-            raise parse.fail(line, f"{keyword} --{name}: unsupported flag")
+            parse.refuse(line, f"{keyword} --{name}: unsupported flag")
     listed = _json_list(rest)
     words = [lexer.word(w) for w in listed] if listed is not None else lexer.words(rest)
     if len(words) < 2:
@@ -488,15 +508,14 @@ def _copy(parse: _Parse, item: _Logical) -> None:
             sources.append(CopySource("", marker.group(2), content.encode()))
             continue
         if _URL.match(source):
-            if keyword == "ADD":
-                raise parse.fail(line, f"ADD {source}: needs the network at build time; download it in a RUN step")
-            raise parse.fail(line, f"COPY {source}: COPY cannot fetch a URL; download it in a RUN step")
+            parse.refuse(line, f"ADD {source}: needs the network at build time; download it in a RUN step"
+                         if keyword == "ADD" else f"COPY {source}: COPY cannot fetch a URL; download it in a RUN step")
         sources.append(CopySource(source))
     dest = posixpath.normpath(posixpath.join(parse.workdir, raw_dest))
     dest = "/" + dest.lstrip("/")
     if not _in_writable_root(dest):
-        raise parse.fail(line, f"{keyword} to {dest}: {WRITABLE_TEXT} (the host's system directories are read-only); "
-                         "copy into one of them")
+        parse.refuse(line, f"{keyword} to {dest}: {WRITABLE_TEXT} (the host's system directories are read-only); "
+                     "copy into one of them")
     dest_is_dir = raw_dest.endswith("/") or raw_dest in (".", "..") or raw_dest.endswith("/.")
     text = f"{keyword} {item.args}"
     if item.heredocs:
@@ -511,16 +530,16 @@ def _run(parse: _Parse, item: _Logical) -> None:
     network = True
     for name, value in flags:
         if name == "mount":
-            raise parse.fail(line, f"RUN --mount={value}: BuildKit mounts are not supported by the bwrap builder; "
-                             "drop the flag (caches and secrets are not needed) or copy the files in with COPY")
-        if name == "network":
+            parse.refuse(line, f"RUN --mount={value}: BuildKit mounts are not supported by the bwrap builder; "
+                         "drop the flag (caches and secrets are not needed) or copy the files in with COPY")
+        elif name == "network":
             if value not in ("default", "none", "host"):
                 raise parse.fail(line, f"RUN --network={value}: expected default, none or host")
             network = value != "none"
         elif name == "security":
             parse.note(line, f"RUN --security={value} ignored")
         else:
-            raise parse.fail(line, f"RUN --{name}: unsupported flag")
+            parse.refuse(line, f"RUN --{name}: unsupported flag")
     if not rest:
         raise parse.fail(line, "RUN needs a command")
     text = f"RUN {item.args}"
@@ -576,8 +595,29 @@ def parse_dockerfile(path: Path | str, build_args: dict[str, str] | None = None,
             text = path.read_text()
         except OSError as exc:
             raise DockerfileError(path, None, f"cannot read the Dockerfile: {exc.strerror or exc}") from exc
+    return _parse(path, text, build_args or {}, host, check_base=check_base, strict=True)
+
+
+def read_dockerfile(path: Path | str, *, text: str | None = None, host: HostInfo | None = None) -> Dockerfile:
+    """What a Dockerfile says, for a reader that builds nothing. What the bwrap builder cannot
+    follow (a second stage, COPY --from, RUN --mount, a path outside the writable roots, a URL
+    to fetch, an unknown flag, a base image the host cannot stand in for) is a note, not an
+    error. With several stages, `instructions` holds every stage's in order, `images` every
+    stage's image, and `env`, `workdir` and `stage` are the last stage's. What Docker could not
+    read either (no FROM, an unknown instruction, a bad quote) raises `DockerfileError`."""
+    path = Path(path)
+    if text is None:
+        try:
+            text = path.read_text(errors="replace")
+        except OSError as exc:
+            raise DockerfileError(path, None, f"cannot read the Dockerfile: {exc.strerror or exc}") from exc
+    return _parse(path, text, {}, host, check_base=False, strict=False)
+
+
+def _parse(path: Path, text: str, build_args: dict[str, str], host: HostInfo | None, *, check_base: bool,
+           strict: bool) -> Dockerfile:
     logical, escape = _split_logical(text, path)
-    parse = _Parse(path, dict(build_args or {}), host, check_base, escape)
+    parse = _Parse(path, dict(build_args), host, check_base, escape, strict)
     for item in logical:
         if parse.base is None and item.keyword not in ("ARG", "FROM"):
             raise parse.fail(item.line, f"{item.keyword} before FROM: a Dockerfile starts with FROM (only ARG may "
@@ -588,4 +628,4 @@ def parse_dockerfile(path: Path | str, build_args: dict[str, str] | None = None,
     if parse.base is None:
         raise DockerfileError(path, None, "no FROM instruction")
     return Dockerfile(path, parse.base, parse.stage, parse.instructions, parse.env, parse.workdir, parse.args,
-                      parse.notes)
+                      parse.notes, parse.images)
