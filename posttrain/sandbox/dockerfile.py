@@ -120,7 +120,7 @@ class Dockerfile:
     workdir: str  # the final WORKDIR ("/" when none)
     args: dict[str, str]  # the final ARG values
     notes: list[str]
-    images: list[str] = field(default_factory=list)  # what each FROM names, but an earlier stage
+    images: list[str] = field(default_factory=list)  # each FROM's image, in order (an earlier stage's name is none)
 
 
 # ---- lexing -----------------------------------------------------------------------------

@@ -8,9 +8,8 @@ import re
 import shlex
 from pathlib import PurePosixPath
 
-from posttrain.quality.execution import run_lines
+from posttrain.quality.dockerfiles import run_commands, task_dockerfile
 from posttrain.quality.probes.surroundings import ARCHIVE_SCRIPT, ARCHIVES, TEST_FILE, Surroundings, copies_of
-from posttrain.quality.probes.task_tests import task_dockerfile
 from posttrain.quality.trial import Actor
 
 EXPECTED_HINTS = ("expected", "golden", "answer", "reference", "correct")
@@ -175,7 +174,7 @@ def _leftover_assignments(actor: Actor, seen: Surroundings) -> list[tuple[str, s
     left behind (a Dockerfile RUN names them), that the instruction does not name: the
     script that generated the task's data, with the answer in clear text. Code the build did
     not run may be the very thing the task asks the agent to read."""
-    runs = "\n".join(run_lines(task_dockerfile(actor.task)))
+    runs = "\n".join(run_commands(task_dockerfile(actor.task)))
     named = set(seen.outputs)
     files = [p for p, size in seen.files.items() if p not in named and size <= HINTED_MAX_BYTES
              and p.endswith(CODE_SUFFIXES) and re.search(rf"(?<![\w.-]){re.escape(PurePosixPath(p).name)}(?![\w-])", runs)]

@@ -8,9 +8,10 @@ import re
 import shlex
 from pathlib import PurePosixPath
 
+from posttrain.quality.dockerfiles import task_dockerfile
 from posttrain.quality.probes.payloads import INJECTION, SOURCED_PAYLOAD
 from posttrain.quality.probes.surroundings import Surroundings
-from posttrain.quality.probes.task_tests import sourced_by_tests, sources_of_tests, task_dockerfile, tests_text
+from posttrain.quality.probes.task_tests import sourced_by_tests, sources_of_tests, tests_text
 from posttrain.quality.trial import Actor
 
 # bash that evaluates text as code: eval, arithmetic expansion and commands, [[ ]] numeric tests,
@@ -18,14 +19,14 @@ from posttrain.quality.trial import Actor
 EVALUATES_TEXT = re.compile(r"\beval\b|\$\(\(|(?:^|[\s;&|])\(\(|\[\[[^\]\n]*\s-(?:eq|ne|gt|ge|lt|le)\s|\blet\s|"
                             r"\bdeclare\s+-[a-zA-Z]*i|(?:^|[;&|({]|\bthen|\bdo)\s*(?:source|\.)\s+[\"']?(?!/tests/)[\w/$~]",
                             re.MULTILINE)
-_STARTUP_ENV = re.compile(r"^\s*ENV\s+(?:[^\n]*\s)?(?:BASH_ENV|ENV)\s*[= ]", re.IGNORECASE | re.MULTILINE)
 
 
 def tests_evaluate_text(task) -> bool:
     """Whether any shell script of the task's tests could run an output as code, or the image
     makes bash source a file first ($BASH_ENV, $ENV) (checked on the host, before a trial is
     spent on inject_output)."""
-    if _STARTUP_ENV.search(task_dockerfile(task)):
+    dockerfile = task_dockerfile(task)
+    if dockerfile and {"BASH_ENV", "ENV"} & set(dockerfile.env):
         return True
     for path, text in sources_of_tests(task):
         shell = path.suffix in (".sh", ".bash", "") or (text.startswith("#!") and "sh" in text.splitlines()[0])

@@ -1,6 +1,6 @@
-"""What the probes read of the task on the host, where the agent cannot: its tests above all
-(what they source, the PATH they set), the hashes of its tests/ and solution/ files (to find
-copies of them in the sandbox) and its Dockerfile."""
+"""What the probes read of the task's tests on the host, where the agent cannot: the test
+files and what they source or put on PATH, and the hashes of the tests/ and solution/ files
+(to find copies of them in the sandbox)."""
 
 from __future__ import annotations
 
@@ -20,15 +20,6 @@ def task_files(directory: str | None) -> dict[str, tuple[int, str]]:
         return {}
     return {str(f.relative_to(directory)): (f.stat().st_size, hashlib.sha256(f.read_bytes()).hexdigest())
             for f in Path(directory).rglob("*") if f.is_file() and 0 < f.stat().st_size < 5_000_000}
-
-
-def task_dockerfile(task) -> str:
-    """The text of the task's Dockerfile ("" when it has none)."""
-    env_dir = task.environment.dockerfile_dir if task.environment else None
-    try:
-        return (Path(env_dir) / "Dockerfile").read_text(errors="replace") if env_dir else ""
-    except OSError:
-        return ""
 
 
 def host_tests_dir(task) -> str | None:
