@@ -1,8 +1,8 @@
 """The probes' first move, shared by all of them: look around the sandbox as an agent could
 (one pass), and note what there is to work on: files outside the system directories with
 their sizes, PATH and Python site directories it can write, what bash sources first, the
-outputs the instruction names, and hashes of the files (and small archives' members) sized
-like one of the task's own tests/ or solution/ files."""
+outputs the instruction names, and hashes of the files sized like one of the task's own
+tests/ or solution/ files and of what small archives hold."""
 
 from __future__ import annotations
 
