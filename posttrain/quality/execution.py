@@ -16,6 +16,8 @@ import shlex
 from pathlib import Path, PurePosixPath
 
 from posttrain.agent.policies import solution_command
+from posttrain.quality.dockerfiles import parsed_dockerfile, run_commands
+from posttrain.quality.install_commands import installed_packages
 from posttrain.quality.trial import Actor, Trial
 from posttrain.quality.verdicts import FAIL, PASS, SKIP, WARN, Check
 
@@ -219,41 +221,14 @@ def network_check(task) -> Check:
 
 # ---- declared dependencies -----------------------------------------------------------------
 
-_APT = re.compile(r"apt(?:-get)?\s+install\s+([^&|;\n]+)")
-_PIP = re.compile(r"(?:pip3?|python3? -m pip|uv pip)\s+install\s+([^&|;\n]+)")
-
-
-def run_lines(dockerfile_text: str) -> list[str]:
-    """The commands of a Dockerfile's RUN lines, continuations joined."""
-    text = re.sub(r"\\\n", " ", dockerfile_text)
-    return [line.strip()[3:].strip() for line in text.splitlines() if line.strip().upper().startswith("RUN")]
-
-
 def declared_packages(dockerfile: Path) -> dict[str, list[str]]:
-    """The apt and pip packages a Dockerfile's RUN lines install (flags and files skipped)."""
-    if not dockerfile.is_file():
-        return {"apt": [], "pip": []}
-    runs = run_lines(dockerfile.read_text(errors="replace"))
-    found: dict[str, list[str]] = {"apt": [], "pip": []}
-    for run in runs:
-        for kind, pattern in (("apt", _APT), ("pip", _PIP)):
-            for match in pattern.finditer(run):
-                words = shlex.split(match.group(1), posix=True) if match.group(1).count("'") % 2 == 0 else []
-                skip_next = False
-                for word in words:
-                    if skip_next:
-                        skip_next = False
-                        continue
-                    if word in ("-r", "-c", "-e", "--requirement", "--constraint", "-t", "--target", "-i",
-                                "--index-url", "--extra-index-url", "-o"):
-                        skip_next = True
-                        continue
-                    if word.startswith("-") or "/" in word or word.startswith("."):
-                        continue
-                    name = re.split(r"[=<>!~\[;@ ]", word, maxsplit=1)[0]
-                    if name:
-                        found[kind].append(name)
-    return {k: list(dict.fromkeys(v)) for k, v in found.items()}
+    """The apt and pip packages a Dockerfile's RUN steps install, by name (`jq=1.6*` is jq)."""
+    runs = run_commands(parsed_dockerfile(dockerfile))
+    found: dict[str, list[str]] = {}
+    for manager in ("apt", "pip"):
+        names = [re.split(r"[=<>!~\[;@ ]", word, maxsplit=1)[0] for run in runs for word in installed_packages(run, manager)]
+        found[manager] = list(dict.fromkeys(name for name in names if name))
+    return found
 
 
 def check_dependencies(actor: Actor, packages: dict[str, list[str]]) -> str | None:

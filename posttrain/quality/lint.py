@@ -13,15 +13,15 @@ import hashlib
 import re
 from pathlib import Path
 
+from posttrain.quality.dockerfiles import run_commands, task_dockerfile
 from posttrain.quality.execution import uses_network
+from posttrain.quality.install_commands import installed_packages
 from posttrain.quality.task_paths import checked_paths, instruction_paths
 from posttrain.quality.verdicts import PASS, WARN, Check
+from posttrain.sandbox.dockerfile import Dockerfile
 from posttrain.tasks.records import Task
 
-_COPY = re.compile(r"^\s*(COPY|ADD)\s+(.+)$", re.IGNORECASE | re.MULTILINE)
-_FROM = re.compile(r"^\s*FROM\s+(\S+)", re.IGNORECASE | re.MULTILINE)
-_PIP_INSTALL = re.compile(r"(?:pip3?|python3? -m pip|uv pip)\s+install\s+([^&|;\n]+)")
-_NPM_INSTALL = re.compile(r"(?:npm|yarn|pnpm)\s+(?:install|add)\s+([^&|;\n]+)")
+_HIDDEN = re.compile(r"(^|/)(tests?|solution|solve\.sh)(/|$)")  # a path that names the tests or the solution
 
 
 def _digest(path: Path) -> str:
@@ -34,12 +34,12 @@ def _files(directory: Path | None) -> list[Path]:
     return [f for f in directory.rglob("*") if f.is_file() and f.stat().st_size < 5_000_000]
 
 
-def tests_in_image(task: Task, env_dir: Path | None, dockerfile: str) -> list[str]:
+def tests_in_image(task: Task, env_dir: Path | None, dockerfile: Dockerfile | None) -> list[str]:
+    """COPY/ADD steps that name the tests or the solution, and environment files that are copies of theirs."""
     findings = []
-    for line in _COPY.findall(dockerfile):
-        source = line[1]
-        if re.search(r"(^|\s|/)(tests?|solution|solve\.sh)(/|\s|$)", source):
-            findings.append(f"Dockerfile: {line[0]} {source.strip()}")
+    for step in dockerfile.instructions if dockerfile else []:
+        if step.keyword in ("COPY", "ADD") and any(_HIDDEN.search(p) for p in [*(s.path for s in step.sources), step.dest]):
+            findings.append(f"Dockerfile: {step.text.splitlines()[0]}")
     hidden = {_digest(f): f"tests/{f.relative_to(Path(task.metadata['tests_dir']))}"
               for f in _files(Path(task.metadata.get("tests_dir", "")))}
     if task.solution:
@@ -51,22 +51,22 @@ def tests_in_image(task: Task, env_dir: Path | None, dockerfile: str) -> list[st
     return findings
 
 
-def unpinned(dockerfile: str, test_sh: str) -> list[str]:
+def unpinned(dockerfile: Dockerfile | None, test_sh: str) -> list[str]:
+    """Base images without a tag (or :latest), and the pip and npm packages the Dockerfile's
+    RUN steps or test.sh install without a pinned version."""
     findings = []
-    for image in _FROM.findall(dockerfile):
+    for image in dockerfile.images if dockerfile else []:
         name = image.split("@")[0]
         if "@sha256:" not in image and (":" not in name.rsplit("/", 1)[-1] or name.endswith(":latest")):
             if image.lower() != "scratch":
                 findings.append(f"FROM {image}: no tag (or :latest)")
-    for source, text in (("Dockerfile", dockerfile), ("tests/test.sh", test_sh)):
-        text = re.sub(r"\\\n", " ", text)
-        for pattern in (_PIP_INSTALL, _NPM_INSTALL):
-            for match in pattern.finditer(text):
-                for word in match.group(1).split():
-                    if word.startswith("-") or "/" in word or word.startswith("."):
-                        continue
-                    if not re.search(r"==|@\d|===", word):
-                        findings.append(f"{source}: {word} has no pinned version")
+    commands = [*(("Dockerfile", run) for run in run_commands(dockerfile)),
+                ("tests/test.sh", re.sub(r"\\\n", " ", test_sh))]
+    for source, command in commands:
+        for manager in ("pip", "npm"):
+            for package in installed_packages(command, manager):
+                if not re.search(r"==|@\d|===", package):
+                    findings.append(f"{source}: {package} has no pinned version")
     return list(dict.fromkeys(findings))
 
 
@@ -83,8 +83,7 @@ def outputs_not_named(task: Task, instruction: str) -> tuple[list[str], list[str
 
 def lint_task(task: Task) -> list[Check]:
     env_dir = Path(task.environment.dockerfile_dir) if task.environment and task.environment.dockerfile_dir else None
-    dockerfile = (env_dir / "Dockerfile").read_text(errors="replace") if env_dir and (env_dir / "Dockerfile").is_file() \
-        else ""
+    dockerfile = task_dockerfile(task)
     test_sh_path = Path(task.metadata.get("tests_dir", "")) / "test.sh"
     test_sh = test_sh_path.read_text(errors="replace") if test_sh_path.is_file() else ""
     instruction = task.instruction if isinstance(task.instruction, str) else "\n".join(

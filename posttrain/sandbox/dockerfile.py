@@ -1,10 +1,12 @@
-"""Dockerfiles on a host without a container engine.
+"""Reading a Dockerfile for the bwrap builder, which has no container engine.
 
 `parse_dockerfile` reads a Dockerfile into the few instructions that change a sandbox's files
 or environment (WORKDIR, COPY/ADD, RUN), with variables already resolved, plus the final ENV
-and WORKDIR. The bwrap backend runs on the host's /usr, so `stand_in` decides whether the host
-can stand in for the base image: Debian/Ubuntu/buildpack-deps, Debian-based `python:*` and the
-Terminal-Bench base images can (with notes where versions differ); anything else cannot.
+and WORKDIR. Whether the host can stand in for its base image is `base_image.stand_in`'s call.
+Each instruction has a function of its own below, which reads it and updates the parse.
+
+`read_dockerfile` is the same parser for readers that build nothing (the quality checks): what
+the bwrap builder could not follow is a note there, not an error, and every stage is read.
 
 What is supported, and how (the rest is a `DockerfileError` naming `path:line`):
 
@@ -31,13 +33,14 @@ expands them from the environment.
 from __future__ import annotations
 
 import json
-import os
 import platform
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from posttrain.sandbox.base_image import HostInfo, StandIn, stand_in
 from posttrain.sandbox.interface import SandboxError
 
 # the sandbox workspace directories, and the system directories a build writes through overlays
@@ -72,107 +75,6 @@ class DockerfileError(SandboxError):
         self.line = line
         self.reason = reason
         super().__init__(f"{self.path}:{line}: {reason}" if line else f"{self.path}: {reason}")
-
-
-# ---- the base image ---------------------------------------------------------------------
-
-
-@dataclass
-class StandIn:
-    """Whether the host's system directories can stand in for a base image."""
-
-    image: str
-    ok: bool
-    notes: list[str] = field(default_factory=list)  # version differences worth knowing
-    reason: str = ""  # why not, when not ok
-
-
-@dataclass(frozen=True)
-class HostInfo:
-    os_id: str  # "debian"
-    os_version: str  # "12"
-    codename: str  # "bookworm"
-    pretty: str  # "Debian GNU/Linux 12 (bookworm)"
-    python: str  # "3.11", "" when /usr/bin/python3 is missing
-
-
-def host_info() -> HostInfo:
-    fields: dict[str, str] = {}
-    try:
-        for line in Path("/etc/os-release").read_text().splitlines():
-            key, sep, value = line.partition("=")
-            if sep:
-                fields[key.strip()] = value.strip().strip('"')
-    except OSError:
-        pass
-    python = ""
-    real = os.path.realpath("/usr/bin/python3")
-    match = re.fullmatch(r"python(\d+\.\d+)", os.path.basename(real))
-    if match and os.path.exists(real):
-        python = match.group(1)
-    return HostInfo(
-        os_id=fields.get("ID", "linux"),
-        os_version=fields.get("VERSION_ID", ""),
-        codename=fields.get("VERSION_CODENAME", ""),
-        pretty=fields.get("PRETTY_NAME", "this host"),
-        python=python,
-    )
-
-
-def _cannot(image: str) -> str:
-    return (f"FROM {image}: the host cannot stand in for this image (bwrap runs on the host's /usr); "
-            "use the docker backend or a debian/ubuntu/python base")
-
-
-def stand_in(image: str, host: HostInfo | None = None) -> StandIn:
-    """Can the host (Debian 12 with python3 3.11 here) play the part of `image`?"""
-    host = host or host_info()
-    reference = image.strip()
-    lowered = reference.lower()
-    repository = lowered.split("@", 1)[0]
-    path, _, last = repository.rpartition("/")
-    name, _, tag = last.partition(":")
-    tag = tag or "latest"
-    host_text = f"the host's {host.pretty}" + (f" with python3 {host.python}" if host.python else "")
-
-    if "t-bench" in lowered or "terminal-bench" in lowered:
-        notes = [f"FROM {image}: a Terminal-Bench base image; {host_text} stands in for it"]
-        version = re.search(r"python-?(\d+)[-.](\d+)", last)
-        if version and f"{version.group(1)}.{version.group(2)}" != host.python:
-            notes.append(f"FROM {image}: python3 is the host's {host.python or 'none'}, "
-                         f"not {version.group(1)}.{version.group(2)}")
-        distro = re.search(r"(ubuntu|debian)-?(\d+)?(?:[-.](\d+))?", last)
-        if distro and not (distro.group(1) == host.os_id and (distro.group(2) or "") in ("", host.os_version)):
-            notes.append(f"FROM {image}: system packages are the host's {host.pretty}, not {distro.group(0)}")
-        return StandIn(image, True, notes)
-
-    if name == "scratch" and not path:
-        return StandIn(image, False, reason=_cannot(image))
-    if name in ("python", "debian", "ubuntu", "buildpack-deps"):
-        if "alpine" in tag or "windows" in tag or "nanoserver" in tag:
-            return StandIn(image, False, reason=_cannot(image))
-        notes: list[str] = []
-        if name == "python":
-            version = re.match(r"(\d+)(?:\.(\d+))?", tag)
-            wanted = f"{version.group(1)}.{version.group(2)}" if version and version.group(2) else (
-                version.group(1) if version else "")
-            if wanted and not (host.python == wanted or host.python.startswith(wanted + ".")):
-                notes.append(f"FROM {image}: python3 is the host's {host.python or 'none'}, not {wanted}")
-            notes.append(f"FROM {image}: `pip install` goes into the host's python3 through an overlay "
-                         "(its own packages are the host's)")
-        elif name == "ubuntu":
-            notes.append(f"FROM {image}: {host_text} stands in; Ubuntu package names and versions can differ")
-        else:
-            if not _debian_tag_matches(tag, host):
-                notes.append(f"FROM {image}: {host_text} stands in; package versions can differ")
-        return StandIn(image, True, notes)
-    return StandIn(image, False, reason=_cannot(image))
-
-
-def _debian_tag_matches(tag: str, host: HostInfo) -> bool:
-    head = re.split(r"[-]", tag, maxsplit=1)[0]
-    return head in ("latest", "stable", "slim", host.codename, host.os_version) or (
-        bool(host.os_version) and head.startswith(host.os_version + "."))
 
 
 # ---- parsed instructions ----------------------------------------------------------------
@@ -218,6 +120,7 @@ class Dockerfile:
     workdir: str  # the final WORKDIR ("/" when none)
     args: dict[str, str]  # the final ARG values
     notes: list[str]
+    images: list[str] = field(default_factory=list)  # each FROM's image, in order (an earlier stage's name is none)
 
 
 # ---- lexing -----------------------------------------------------------------------------
@@ -431,180 +334,169 @@ def _in_writable_root(path: str) -> bool:
     parts = [p for p in path.split("/") if p]
     return bool(parts) and parts[0] in WRITABLE_ROOTS
 
+# ---- parsing: one function per instruction ----------------------------------------------
 
-# ---- parsing ----------------------------------------------------------------------------
 
+@dataclass
+class _Parse:
+    """One pass over a Dockerfile: what the instructions read so far have set."""
 
-def parse_dockerfile(path: Path | str, build_args: dict[str, str] | None = None, *, text: str | None = None,
-                     check_base: bool = True, host: HostInfo | None = None) -> Dockerfile:
-    """Read a Dockerfile for the bwrap builder. Raises `DockerfileError` (`path:line: why`)
-    for anything the host cannot honour, including (with `check_base`) a base image the host
-    cannot stand in for."""
-    path = Path(path)
-    if text is None:
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise DockerfileError(path, None, f"cannot read the Dockerfile: {exc.strerror or exc}") from exc
-    build_args = dict(build_args or {})
-    logical, escape = _split_logical(text, path)
-
-    notes: list[str] = []
-    global_args: dict[str, str] = {}  # ARGs before FROM: usable in FROM, importable after it
-    args: dict[str, str] = {}
-    env: dict[str, str] = {}
-    workdir = "/"
+    path: Path
+    build_args: dict[str, str]
+    host: HostInfo | None
+    check_base: bool
+    escape: str
+    strict: bool  # for the bwrap builder: what it cannot follow is an error, not a note
+    notes: list[str] = field(default_factory=list)
+    global_args: dict[str, str] = field(default_factory=dict)  # ARGs before FROM: usable in FROM, importable after it
+    args: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    workdir: str = "/"
     shell: tuple[str, ...] = DEFAULT_SHELL
     base: StandIn | None = None
     stage: str | None = None
-    from_line = 0
-    instructions: list[Instruction] = []
-    platform_args = _platform_args()
+    stages: list[str] = field(default_factory=list)  # the `AS` names so far
+    images: list[str] = field(default_factory=list)
+    from_line: int = 0
+    instructions: list[Instruction] = field(default_factory=list)
+    platform_args: dict[str, str] = field(default_factory=_platform_args)
 
-    def scope() -> dict[str, str]:
+    def scope(self) -> dict[str, str]:
+        """The variables `$VAR` expands from: ARG values before FROM, then ARG and ENV values."""
+        if self.base is None:
+            return dict(self.global_args)
         merged = {"PATH": _DEFAULT_PATH}
-        merged.update(args)
-        merged.update(env)
+        merged.update(self.args)
+        merged.update(self.env)
         return merged
 
-    for item in logical:
-        line, keyword, rest = item.line, item.keyword, item.args
-        lexer = _Lexer(path, line, scope() if base else dict(global_args), escape)
+    def lexer(self, line: int) -> _Lexer:
+        return _Lexer(self.path, line, self.scope(), self.escape)
 
-        def fail(reason: str) -> DockerfileError:
-            return DockerfileError(path, line, reason)
+    def fail(self, line: int, reason: str) -> DockerfileError:
+        return DockerfileError(self.path, line, reason)
 
-        if keyword == "ARG":
-            if not rest:
-                raise fail("ARG needs a name")
-            for word in lexer.words(rest, expand=False):
-                name, has_default, default = word.partition("=")
-                if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-                    raise fail(f"ARG {word!r}: not a valid name")
-                target = args if base else global_args
-                if name in build_args:
-                    target[name] = build_args[name]
-                elif has_default:
-                    target[name] = _Lexer(path, line, scope() if base else dict(global_args), escape).word(default)
-                elif base and name in global_args:
-                    target[name] = global_args[name]
-                elif name in platform_args:
-                    target[name] = platform_args[name]
-            continue
+    def note(self, line: int, text: str) -> None:
+        self.notes.append(f"{self.path}:{line}: {text}")
 
-        if base is None and keyword != "FROM":
-            raise fail(f"{keyword} before FROM: a Dockerfile starts with FROM (only ARG may come before it)")
-
-        if keyword == "FROM":
-            if base is not None:
-                raise fail(f"a second FROM (the first is at line {from_line}): multi-stage builds are not "
-                           "supported by the bwrap builder; use the docker backend or flatten the stages")
-            flags, rest = _take_flags(rest)
-            for name, value in flags:
-                if name == "platform":
-                    notes.append(f"{path}:{line}: FROM --platform={value} ignored: the host's platform is used")
-                else:
-                    raise fail(f"FROM --{name}: unsupported flag")
-            words = lexer.words(rest)
-            if len(words) == 3 and words[1].lower() == "as":
-                stage = words[2]
-            elif len(words) != 1:
-                raise fail(f"FROM {rest!r}: expected `FROM image [AS name]`")
-            base = stand_in(words[0], host)
-            if check_base and not base.ok:
-                raise fail(base.reason)
-            notes.extend(f"{path}:{line}: {note}" for note in base.notes)
-            from_line = line
-            continue
-
-        if keyword == "ENV":
-            if not rest:
-                raise fail("ENV needs a name and a value")
-            first = rest.split(None, 1)[0]
-            updates: dict[str, str] = {}
-            if "=" in first:
-                for word in lexer.words(rest):
-                    name, has_value, value = word.partition("=")
-                    if not has_value or not name:
-                        raise fail(f"ENV {word!r}: expected name=value (mixing `ENV a=b` and `ENV a b` forms?)")
-                    updates[name] = value
-            else:
-                parts = rest.split(None, 1)
-                if len(parts) < 2:
-                    raise fail(f"ENV {first}: needs a value (`ENV {first}=value`)")
-                updates[lexer.word(first)] = lexer.word(parts[1])
-            env.update(updates)  # all pairs see the values from before this ENV, as in Docker
-            continue
-
-        if keyword == "WORKDIR":
-            if not rest:
-                raise fail("WORKDIR needs a path")
-            target = lexer.word(rest).strip()
-            new = posixpath.normpath(posixpath.join(workdir, target))
-            new = "/" + new.lstrip("/")
-            if new != "/" and not _in_writable_root(new):
-                visible = new.split("/")[1] in ("usr", "bin", "sbin", "lib", "lib64", "opt", "etc")
-                if not (visible and Path(new).is_dir()):
-                    raise fail(f"WORKDIR {new}: {WRITABLE_TEXT}; a directory elsewhere cannot be created "
-                               "(use a WORKDIR under /app)")
-                notes.append(f"{path}:{line}: WORKDIR {new} is the host's directory, read-only in the sandbox")
-            workdir = new
-            instructions.append(Instruction("WORKDIR", line, f"WORKDIR {rest}", workdir))
-            continue
-
-        if keyword in ("COPY", "ADD"):
-            instructions.append(_parse_copy(item, lexer, workdir, notes, path))
-            continue
-
-        if keyword == "RUN":
-            instructions.append(_parse_run(item, workdir, shell, {**args, **env}, notes, path))
-            continue
-
-        if keyword == "SHELL":
-            value = _json_list(rest)
-            if not value:
-                raise fail('SHELL needs the JSON form, e.g. SHELL ["/bin/bash", "-c"]')
-            shell = tuple(value)
-            continue
-
-        if keyword in _IGNORED:
-            notes.append(f"{path}:{line}: {keyword} ignored: {_IGNORED[keyword]}")
-            continue
-
-        raise fail(f"unknown instruction {keyword}")
-
-    if base is None:
-        raise DockerfileError(path, None, "no FROM instruction")
-    return Dockerfile(path, base, stage, instructions, env, workdir, args, notes)
+    def refuse(self, line: int, reason: str) -> None:
+        """What the bwrap builder cannot follow: an error for it, a note for a reader."""
+        if self.strict:
+            raise self.fail(line, reason)
+        self.note(line, reason)
 
 
-def _parse_copy(item: _Logical, lexer: _Lexer, workdir: str, notes: list[str], path: Path) -> Instruction:
+def _arg(parse: _Parse, item: _Logical) -> None:
+    if not item.args:
+        raise parse.fail(item.line, "ARG needs a name")
+    for word in parse.lexer(item.line).words(item.args, expand=False):
+        name, has_default, default = word.partition("=")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise parse.fail(item.line, f"ARG {word!r}: not a valid name")
+        target = parse.args if parse.base else parse.global_args
+        if name in parse.build_args:
+            target[name] = parse.build_args[name]
+        elif has_default:
+            target[name] = parse.lexer(item.line).word(default)  # sees the ARGs before it on this line
+        elif parse.base and name in parse.global_args:
+            target[name] = parse.global_args[name]
+        elif name in parse.platform_args:
+            target[name] = parse.platform_args[name]
+
+
+def _from(parse: _Parse, item: _Logical) -> None:
+    line = item.line
+    if parse.base is not None:
+        parse.refuse(line, f"a second FROM (the first is at line {parse.from_line}): multi-stage builds are not "
+                     "supported by the bwrap builder; use the docker backend or flatten the stages")
+        # a reader goes on with a new stage, which starts from its image, not from the stage before
+        parse.args, parse.env, parse.workdir, parse.shell, parse.stage = {}, {}, "/", DEFAULT_SHELL, None
+    flags, rest = _take_flags(item.args)
+    for name, value in flags:
+        if name == "platform":
+            parse.note(line, f"FROM --platform={value} ignored: the host's platform is used")
+        else:
+            parse.refuse(line, f"FROM --{name}: unsupported flag")
+    words = parse.lexer(line).words(rest)
+    if len(words) == 3 and words[1].lower() == "as":
+        parse.stage = words[2]
+    elif len(words) != 1:
+        raise parse.fail(line, f"FROM {rest!r}: expected `FROM image [AS name]`")
+    if words[0].lower() not in (s.lower() for s in parse.stages):
+        parse.images.append(words[0])
+    if parse.stage:
+        parse.stages.append(parse.stage)
+    parse.base = stand_in(words[0], parse.host)
+    if parse.check_base and not parse.base.ok:
+        raise parse.fail(line, parse.base.reason)
+    for note in parse.base.notes:
+        parse.note(line, note)
+    parse.from_line = line
+
+
+def _env(parse: _Parse, item: _Logical) -> None:
+    line, rest = item.line, item.args
+    if not rest:
+        raise parse.fail(line, "ENV needs a name and a value")
+    lexer = parse.lexer(line)
+    first = rest.split(None, 1)[0]
+    updates: dict[str, str] = {}
+    if "=" in first:
+        for word in lexer.words(rest):
+            name, has_value, value = word.partition("=")
+            if not has_value or not name:
+                raise parse.fail(line, f"ENV {word!r}: expected name=value (mixing `ENV a=b` and `ENV a b` forms?)")
+            updates[name] = value
+    else:
+        parts = rest.split(None, 1)
+        if len(parts) < 2:
+            raise parse.fail(line, f"ENV {first}: needs a value (`ENV {first}=value`)")
+        updates[lexer.word(first)] = lexer.word(parts[1])
+    parse.env.update(updates)  # all pairs see the values from before this ENV, as in Docker
+
+
+def _workdir(parse: _Parse, item: _Logical) -> None:
+    line, rest = item.line, item.args
+    if not rest:
+        raise parse.fail(line, "WORKDIR needs a path")
+    target = parse.lexer(line).word(rest).strip()
+    new = posixpath.normpath(posixpath.join(parse.workdir, target))
+    new = "/" + new.lstrip("/")
+    if new != "/" and not _in_writable_root(new):
+        visible = new.split("/")[1] in ("usr", "bin", "sbin", "lib", "lib64", "opt", "etc")
+        if not (visible and Path(new).is_dir()):
+            parse.refuse(line, f"WORKDIR {new}: {WRITABLE_TEXT}; a directory elsewhere cannot be created "
+                         "(use a WORKDIR under /app)")
+        else:
+            parse.note(line, f"WORKDIR {new} is the host's directory, read-only in the sandbox")
+    parse.workdir = new
+    parse.instructions.append(Instruction("WORKDIR", line, f"WORKDIR {rest}", parse.workdir))
+
+
+def _copy(parse: _Parse, item: _Logical) -> None:
     keyword, line = item.keyword, item.line
-
-    def fail(reason: str) -> DockerfileError:
-        return DockerfileError(path, line, reason)
-
+    lexer = parse.lexer(line)
     flags, rest = _take_flags(item.args)
     chmod: int | None = None
     for name, value in flags:
         if name == "from":
-            raise fail(f"{keyword} --from={value}: copies from another stage or image (multi-stage build) "
-                       "are not supported by the bwrap builder; use the docker backend")
-        if name == "chown":
-            notes.append(f"{path}:{line}: {keyword} --chown={value} ignored: files belong to root")
+            parse.refuse(line, f"{keyword} --from={value}: copies from another stage or image (multi-stage build) "
+                         "are not supported by the bwrap builder; use the docker backend")
+        elif name == "chown":
+            parse.note(line, f"{keyword} --chown={value} ignored: files belong to root")
         elif name == "chmod":
             if value and re.fullmatch(r"[0-7]{3,4}", value):
                 chmod = int(value, 8)
             else:
-                notes.append(f"{path}:{line}: {keyword} --chmod={value} ignored: only octal modes are applied")
+                parse.note(line, f"{keyword} --chmod={value} ignored: only octal modes are applied")
         elif name == "link":
             pass  # a layer-cache hint with no effect here
         else:
-            raise fail(f"{keyword} --{name}: unsupported flag")
+            parse.refuse(line, f"{keyword} --{name}: unsupported flag")
     listed = _json_list(rest)
     words = [lexer.word(w) for w in listed] if listed is not None else lexer.words(rest)
     if len(words) < 2:
-        raise fail(f"{keyword} needs at least one source and a destination")
+        raise parse.fail(line, f"{keyword} needs at least one source and a destination")
     *raw_sources, raw_dest = words
     heredocs = {word: (body, quoted) for word, body, quoted in item.heredocs}
     sources: list[CopySource] = []
@@ -616,52 +508,46 @@ def _parse_copy(item: _Logical, lexer: _Lexer, workdir: str, notes: list[str], p
             sources.append(CopySource("", marker.group(2), content.encode()))
             continue
         if _URL.match(source):
-            if keyword == "ADD":
-                raise fail(f"ADD {source}: needs the network at build time; download it in a RUN step")
-            raise fail(f"COPY {source}: COPY cannot fetch a URL; download it in a RUN step")
+            parse.refuse(line, f"ADD {source}: needs the network at build time; download it in a RUN step"
+                         if keyword == "ADD" else f"COPY {source}: COPY cannot fetch a URL; download it in a RUN step")
         sources.append(CopySource(source))
-    dest = posixpath.normpath(posixpath.join(workdir, raw_dest))
+    dest = posixpath.normpath(posixpath.join(parse.workdir, raw_dest))
     dest = "/" + dest.lstrip("/")
     if not _in_writable_root(dest):
-        raise fail(f"{keyword} to {dest}: {WRITABLE_TEXT} (the host's system directories are read-only); "
-                   "copy into one of them")
+        parse.refuse(line, f"{keyword} to {dest}: {WRITABLE_TEXT} (the host's system directories are read-only); "
+                     "copy into one of them")
     dest_is_dir = raw_dest.endswith("/") or raw_dest in (".", "..") or raw_dest.endswith("/.")
     text = f"{keyword} {item.args}"
     if item.heredocs:
         text += "".join(f"\n{body}{word}" for word, body, _ in item.heredocs)
-    return Instruction(keyword, line, text, workdir, sources=sources, dest=dest, dest_is_dir=dest_is_dir,
-                       chmod=chmod)
+    parse.instructions.append(Instruction(keyword, line, text, parse.workdir, sources=sources, dest=dest,
+                                          dest_is_dir=dest_is_dir, chmod=chmod))
 
 
-def _parse_run(item: _Logical, workdir: str, shell: tuple[str, ...], env: dict[str, str], notes: list[str],
-               path: Path) -> Instruction:
+def _run(parse: _Parse, item: _Logical) -> None:
     line = item.line
-
-    def fail(reason: str) -> DockerfileError:
-        return DockerfileError(path, line, reason)
-
     flags, rest = _take_flags(item.args)
     network = True
     for name, value in flags:
         if name == "mount":
-            raise fail(f"RUN --mount={value}: BuildKit mounts are not supported by the bwrap builder; "
-                       "drop the flag (caches and secrets are not needed) or copy the files in with COPY")
-        if name == "network":
+            parse.refuse(line, f"RUN --mount={value}: BuildKit mounts are not supported by the bwrap builder; "
+                         "drop the flag (caches and secrets are not needed) or copy the files in with COPY")
+        elif name == "network":
             if value not in ("default", "none", "host"):
-                raise fail(f"RUN --network={value}: expected default, none or host")
+                raise parse.fail(line, f"RUN --network={value}: expected default, none or host")
             network = value != "none"
         elif name == "security":
-            notes.append(f"{path}:{line}: RUN --security={value} ignored")
+            parse.note(line, f"RUN --security={value} ignored")
         else:
-            raise fail(f"RUN --{name}: unsupported flag")
+            parse.refuse(line, f"RUN --{name}: unsupported flag")
     if not rest:
-        raise fail("RUN needs a command")
+        raise parse.fail(line, "RUN needs a command")
     text = f"RUN {item.args}"
     stdin: str | None = None
     listed = _json_list(rest)
     if listed is not None:
         if not listed:
-            raise fail("RUN [] needs a command")
+            raise parse.fail(line, "RUN [] needs a command")
         command: str | list[str] = listed
     elif item.heredocs:
         text += "".join(f"\n{body}{word}" for word, body, _ in item.heredocs)
@@ -677,5 +563,69 @@ def _parse_run(item: _Logical, workdir: str, shell: tuple[str, ...], env: dict[s
             command = rest + "\n" + "".join(f"{body}{word}\n" for word, body, _ in item.heredocs)
     else:
         command = rest
-    return Instruction("RUN", line, text, workdir, env=dict(env), command=command, shell=shell, stdin=stdin,
-                       network=network)
+    parse.instructions.append(Instruction("RUN", line, text, parse.workdir, env={**parse.args, **parse.env},
+                                          command=command, shell=parse.shell, stdin=stdin, network=network))
+
+
+def _shell(parse: _Parse, item: _Logical) -> None:
+    value = _json_list(item.args)
+    if not value:
+        raise parse.fail(item.line, 'SHELL needs the JSON form, e.g. SHELL ["/bin/bash", "-c"]')
+    parse.shell = tuple(value)
+
+
+def _ignored(parse: _Parse, item: _Logical) -> None:
+    parse.note(item.line, f"{item.keyword} ignored: {_IGNORED[item.keyword]}")
+
+
+_INSTRUCTIONS: dict[str, Callable[[_Parse, _Logical], None]] = {
+    "ARG": _arg, "FROM": _from, "ENV": _env, "WORKDIR": _workdir, "COPY": _copy, "ADD": _copy, "RUN": _run,
+    "SHELL": _shell, **{keyword: _ignored for keyword in _IGNORED},
+}
+
+
+def parse_dockerfile(path: Path | str, build_args: dict[str, str] | None = None, *, text: str | None = None,
+                     check_base: bool = True, host: HostInfo | None = None) -> Dockerfile:
+    """Read a Dockerfile for the bwrap builder. Raises `DockerfileError` (`path:line: why`)
+    for anything the host cannot honour, including (with `check_base`) a base image the host
+    cannot stand in for."""
+    path = Path(path)
+    if text is None:
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise DockerfileError(path, None, f"cannot read the Dockerfile: {exc.strerror or exc}") from exc
+    return _parse(path, text, build_args or {}, host, check_base=check_base, strict=True)
+
+
+def read_dockerfile(path: Path | str, *, text: str | None = None, host: HostInfo | None = None) -> Dockerfile:
+    """What a Dockerfile says, for a reader that builds nothing. What the bwrap builder cannot
+    follow (a second stage, COPY --from, RUN --mount, a path outside the writable roots, a URL
+    to fetch, an unknown flag, a base image the host cannot stand in for) is a note, not an
+    error. With several stages, `instructions` holds every stage's in order, `images` every
+    stage's image, and `env`, `workdir` and `stage` are the last stage's. What Docker could not
+    read either (no FROM, an unknown instruction, a bad quote) raises `DockerfileError`."""
+    path = Path(path)
+    if text is None:
+        try:
+            text = path.read_text(errors="replace")
+        except OSError as exc:
+            raise DockerfileError(path, None, f"cannot read the Dockerfile: {exc.strerror or exc}") from exc
+    return _parse(path, text, {}, host, check_base=False, strict=False)
+
+
+def _parse(path: Path, text: str, build_args: dict[str, str], host: HostInfo | None, *, check_base: bool,
+           strict: bool) -> Dockerfile:
+    logical, escape = _split_logical(text, path)
+    parse = _Parse(path, dict(build_args), host, check_base, escape, strict)
+    for item in logical:
+        if parse.base is None and item.keyword not in ("ARG", "FROM"):
+            raise parse.fail(item.line, f"{item.keyword} before FROM: a Dockerfile starts with FROM (only ARG may "
+                             "come before it)")
+        if item.keyword not in _INSTRUCTIONS:
+            raise parse.fail(item.line, f"unknown instruction {item.keyword}")
+        _INSTRUCTIONS[item.keyword](parse, item)
+    if parse.base is None:
+        raise DockerfileError(path, None, "no FROM instruction")
+    return Dockerfile(path, parse.base, parse.stage, parse.instructions, parse.env, parse.workdir, parse.args,
+                      parse.notes, parse.images)
