@@ -27,6 +27,7 @@ import uuid
 from pathlib import Path
 
 from posttrain.sandbox.cgroups import SandboxCgroup
+from posttrain.sandbox.exit_status import exit_code_of
 from posttrain.sandbox.launcher_build import launcher_path
 from posttrain.sandbox.interface import (
     AsyncSandboxMixin,
@@ -101,11 +102,8 @@ class BwrapSandbox(AsyncSandboxMixin):
 
     def exec(self, cmd, timeout=None, stdin=None, env=None, workdir=None) -> ExecResult:
         raw, oom = self._run(cmd, timeout, stdin, env, workdir, self.spec.limits.output_bytes)
-        exit_code = 124 if raw.timed_out else (137 if oom and raw.returncode < 0 else raw.returncode)
-        if raw.returncode < 0 and not raw.timed_out and not oom:
-            exit_code = 128 - raw.returncode  # killed by a signal, shell convention
         return ExecResult(
-            exit_code=exit_code,
+            exit_code=exit_code_of(raw.returncode, raw.timed_out, oom),
             stdout=raw.stdout.decode("utf-8", errors="replace"),
             stderr=raw.stderr.decode("utf-8", errors="replace"),
             duration_s=raw.duration_s,
@@ -160,10 +158,7 @@ class BwrapSandbox(AsyncSandboxMixin):
                 raise
             self.cgroup.kill_all()
         oom = self.cgroup.oom_kills() > oom_before
-        code = 124 if timed_out else (137 if oom and proc.returncode < 0 else proc.returncode)
-        if proc.returncode < 0 and not timed_out and not oom:
-            code = 128 - proc.returncode
-        return ExecResult(code, "", "", time.monotonic() - started, timed_out=timed_out, oom_killed=oom)
+        return ExecResult(exit_code_of(proc.returncode, timed_out, oom), "", "", time.monotonic() - started, timed_out=timed_out, oom_killed=oom)
 
     def _kill_tree(self, proc) -> None:
         try:

@@ -53,6 +53,7 @@ import warnings
 import weakref
 from pathlib import Path
 
+from posttrain.sandbox.exit_status import exit_code_of
 from posttrain.sandbox.interface import (
     AsyncSandboxMixin,
     ExecResult,
@@ -64,7 +65,6 @@ from posttrain.sandbox.interface import (
 from posttrain.sandbox.process_runner import BoundedCapture
 
 WORKSPACE_DIRS = ("app", "tmp", "tests", "logs", "solution")
-TIMEOUT_EXIT_CODE = 124  # what an exec that ran past its timeout reports, as timeout(1) does
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _DRAIN_S = 1.0  # how long output is still read after the command's group was killed
 _CHUNK = 65536
@@ -281,15 +281,8 @@ class LocalSandbox(AsyncSandboxMixin):
             with self._lock:
                 self._running.discard(proc.pid)
         duration = time.monotonic() - started
-
-        if timed_out:
-            code = TIMEOUT_EXIT_CODE
-        elif proc.returncode < 0:
-            code = 128 - proc.returncode
-        else:
-            code = proc.returncode
         return ExecResult(
-            exit_code=code, stdout=out.text(), stderr=err.text(), duration_s=duration,
+            exit_code=exit_code_of(proc.returncode, timed_out), stdout=out.text(), stderr=err.text(), duration_s=duration,
             timed_out=timed_out, stdout_truncated=out.truncated, stderr_truncated=err.truncated,
         )
 
