@@ -11,9 +11,9 @@ import json
 import time
 from pathlib import Path
 
-from posttrain.agent.verifier_guard import DEFAULT_PATH, VERIFIER_ENV, guard_toolchain
+from posttrain.agent.verifier_guard import VERIFIER_ENV, guard_toolchain
 from posttrain.sandbox.exit_status import killing_signal
-from posttrain.sandbox.interface import SandboxError, directory_tar
+from posttrain.sandbox.interface import DEFAULT_PATH, SandboxError, directory_tar
 from posttrain.tasks.records import Reward, Task
 
 REWARD_TXT = "/logs/verifier/reward.txt"

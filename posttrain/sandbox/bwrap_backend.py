@@ -30,6 +30,7 @@ from posttrain.sandbox.cgroups import SandboxCgroup
 from posttrain.sandbox.exit_status import exit_code_of
 from posttrain.sandbox.launcher_build import launcher_path
 from posttrain.sandbox.interface import (
+    DEFAULT_PATH,
     AsyncSandboxMixin,
     ExecResult,
     SandboxError,
@@ -38,11 +39,10 @@ from posttrain.sandbox.interface import (
     directory_tar,
     exec_timeout,
 )
-from posttrain.sandbox.overlay import WORKSPACE_DIRS, OverlayWorkspace, skeleton_layer
+from posttrain.sandbox.overlay import OVERLAY_DIRS, OverlayWorkspace, skeleton_layer
 from posttrain.sandbox.process_runner import RawResult, run_bounded
 from posttrain.sandbox.system_view import minimal_etc, system_binds, system_lowers
 
-DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _FILE_OP_LIMIT = 1 << 30  # bytes a read_file/download may move through the sandbox boundary
 
 
@@ -187,7 +187,7 @@ class BwrapSandbox(AsyncSandboxMixin):
             *(["--ro-bind", str(self._etc), "/etc"] if self._etc and "etc" not in self.workspace.system_lowers else []),
             "--proc", "/proc", "--dev", "/dev",
         ]
-        for name in WORKSPACE_DIRS:
+        for name in OVERLAY_DIRS:
             if self.spec.rootfs is None or (self.spec.rootfs / name).is_dir():  # a read-only rootfs has no mkdir
                 bwrap += ["--bind", str(merged / name), f"/{name}"]
         bwrap += ["--chdir", workdir, "--", *argv]

@@ -50,6 +50,7 @@ from typing import IO, Any
 
 from posttrain.sandbox.exit_status import SIGKILL_EXIT_CODE, TIMEOUT_EXIT_CODE, classify_exit
 from posttrain.sandbox.interface import (
+    WORKSPACE_DIRS,
     AsyncSandboxMixin,
     ExecResult,
     SandboxError,
@@ -61,7 +62,6 @@ from posttrain.sandbox.process_runner import BoundedCapture
 
 DEFAULT_IMAGE = "debian:bookworm-slim"
 SNAPSHOT_REPOSITORY = "posttrain-snap"
-WORKSPACE_DIRS = ("app", "tmp", "tests", "logs", "solution")
 INSTALL_HINT = "the Docker SDK for Python is not installed: pip install posttrain[docker]"
 _STREAM_GRACE_S = 30.0  # how long past its timeout an exec's output stream may stay open
 _SPOOL_BYTES = 32 << 20  # tars bigger than this go to a temp file

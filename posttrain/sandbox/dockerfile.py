@@ -38,14 +38,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from posttrain.sandbox.interface import SandboxError
+from posttrain.sandbox.interface import DEFAULT_PATH, SandboxError
+from posttrain.sandbox.overlay import OVERLAY_DIRS, SYSTEM_DIRS
 
 # the sandbox workspace directories, and the system directories a build writes through overlays
-WRITABLE_ROOTS = ("app", "tmp", "tests", "logs", "root", "solution", "usr", "etc", "var", "opt")
+WRITABLE_ROOTS = (*OVERLAY_DIRS, *SYSTEM_DIRS)
 WRITABLE_TEXT = ("only /app, /tmp, /tests, /logs, /root, /solution and (over the host's) /usr, /etc, /var, /opt "
                  "are writable in a bwrap sandbox")
 DEFAULT_SHELL = ("/bin/sh", "-c")  # Docker's default SHELL
-_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 _IGNORED = {
     "CMD": "the harness runs its own commands",
@@ -462,7 +462,7 @@ def parse_dockerfile(path: Path | str, build_args: dict[str, str] | None = None,
     platform_args = _platform_args()
 
     def scope() -> dict[str, str]:
-        merged = {"PATH": _DEFAULT_PATH}
+        merged = {"PATH": DEFAULT_PATH}
         merged.update(args)
         merged.update(env)
         return merged

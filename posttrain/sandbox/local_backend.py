@@ -55,6 +55,8 @@ from pathlib import Path
 
 from posttrain.sandbox.exit_status import exit_code_of
 from posttrain.sandbox.interface import (
+    DEFAULT_PATH,
+    WORKSPACE_DIRS,
     AsyncSandboxMixin,
     ExecResult,
     SandboxError,
@@ -64,8 +66,6 @@ from posttrain.sandbox.interface import (
 )
 from posttrain.sandbox.process_runner import BoundedCapture
 
-WORKSPACE_DIRS = ("app", "tmp", "tests", "logs", "solution")
-DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _DRAIN_S = 1.0  # how long output is still read after the command's group was killed
 _CHUNK = 65536
 
