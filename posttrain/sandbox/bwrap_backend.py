@@ -18,11 +18,9 @@ import io
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import tarfile
 import threading
-import time
 import uuid
 from pathlib import Path
 
@@ -40,7 +38,7 @@ from posttrain.sandbox.interface import (
     exec_timeout,
 )
 from posttrain.sandbox.overlay import OVERLAY_DIRS, OverlayWorkspace, skeleton_layer
-from posttrain.sandbox.process_runner import RawResult, run_bounded
+from posttrain.sandbox.process_runner import RawResult, kill_group, run_bounded, run_passthrough
 from posttrain.sandbox.system_view import minimal_etc, system_binds, system_lowers
 
 _FILE_OP_LIMIT = 1 << 30  # bytes a read_file/download may move through the sandbox boundary
@@ -127,9 +125,8 @@ class BwrapSandbox(AsyncSandboxMixin):
                 stdin=data,
                 timeout_s=exec_timeout(timeout, limits),
                 output_limit=output_limit,
-                on_timeout=self._kill_tree,
+                kill_tree=self._kill_tree,  # nothing may outlive its command
             )
-            self.cgroup.kill_all()  # nothing may outlive its command
         _raise_if_start_failed(self.id, raw)
         return raw, self.cgroup.oom_kills() > oom_before
 
@@ -141,30 +138,16 @@ class BwrapSandbox(AsyncSandboxMixin):
         argv = command_argv(cmd)
         limit = exec_timeout(timeout, self.spec.limits)
         oom_before = self.cgroup.oom_kills()
-        started = time.monotonic()
         with self._lock:
-            proc = subprocess.Popen(self._launcher(argv, workdir or self.spec.workdir), env=self._environment(env),
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
-            timed_out = False
-            try:
-                proc.wait(timeout=limit)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                self._kill_tree(proc)
-                proc.wait()
-            except KeyboardInterrupt:
-                self._kill_tree(proc)
-                proc.wait()
-                raise
+            raw = run_passthrough(self._launcher(argv, workdir or self.spec.workdir), self._environment(env),
+                                  limit, kill_tree=self._kill_tree)
             self.cgroup.kill_all()
         oom = self.cgroup.oom_kills() > oom_before
-        return ExecResult(exit_code_of(proc.returncode, timed_out, oom), "", "", time.monotonic() - started, timed_out=timed_out, oom_killed=oom)
+        return ExecResult(exit_code_of(raw.returncode, raw.timed_out, oom), "", "", raw.duration_s,
+                          timed_out=raw.timed_out, oom_killed=oom)
 
     def _kill_tree(self, proc) -> None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        kill_group(proc.pid)
         self.cgroup.kill_all()
 
     def _environment(self, extra: dict[str, str] | None) -> dict[str, str]:
