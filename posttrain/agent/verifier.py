@@ -11,8 +11,9 @@ import json
 import time
 from pathlib import Path
 
-from posttrain.agent.verifier_guard import DEFAULT_PATH, VERIFIER_ENV, guard_toolchain
-from posttrain.sandbox.interface import SandboxError, directory_tar
+from posttrain.agent.verifier_guard import VERIFIER_ENV, guard_toolchain
+from posttrain.sandbox.exit_status import killing_signal
+from posttrain.sandbox.interface import DEFAULT_PATH, SandboxError, directory_tar
 from posttrain.tasks.records import Reward, Task
 
 REWARD_TXT = "/logs/verifier/reward.txt"
@@ -68,15 +69,14 @@ def run_verifier(task: Task, sandbox, workdir: str | None = None, wipe_reward: b
     if result.timed_out:
         details["error"] = f"test.sh ran past the verifier timeout ({task.limits.verifier_timeout_s:g} s)"
         value = 0.0
-    elif SIGNALLED < result.exit_code <= SIGNALLED + 64:
-        details["error"] = (f"test.sh was killed by signal {result.exit_code - SIGNALLED}"
+    elif (signum := killing_signal(result.exit_code)) is not None:
+        details["error"] = (f"test.sh was killed by signal {signum}"
                             + (" (out of memory)" if result.oom_killed else "")
                             + f" before it finished: the reward it left ({value:g}) does not count")
         value = 0.0
     return Reward(value=value, passed=value >= 1.0 - 1e-9, details=details)
 
 
-SIGNALLED = 128  # a shell's status for a process killed by signal N is 128 + N
 COPY_FAILED = 97  # the copy's own status, not one a test.sh is likely to exit with
 
 

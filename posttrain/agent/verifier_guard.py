@@ -23,9 +23,8 @@ from __future__ import annotations
 import os
 from pathlib import PurePosixPath
 
-from posttrain.sandbox.interface import SandboxError
+from posttrain.sandbox.interface import DEFAULT_PATH, SandboxError
 
-DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SYSTEM_ROOTS = ("/usr/", "/etc/", "/var/", "/opt/")
 STARTUP_HOOKS = ("sitecustomize.py", "usercustomize.py")
 TRUSTED_PTH_PREFIXES = ("__editable__", "distutils-precedence", "_virtualenv")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from posttrain.engine.interface import SamplingParams
 from posttrain.errors import PosttrainError
-from posttrain.pipeline.engine_service import EngineClient
+from posttrain.pipeline.engine_transport import EngineClient
 from posttrain.pipeline.experience_buffer import BufferedGroup, StalenessBuffer
 from posttrain.pipeline.rollout import sample_seed
 from posttrain.pipeline.rollout_job import RolloutJob, StreamSlot

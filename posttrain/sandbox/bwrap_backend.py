@@ -18,17 +18,17 @@ import io
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import tarfile
 import threading
-import time
 import uuid
 from pathlib import Path
 
 from posttrain.sandbox.cgroups import SandboxCgroup
+from posttrain.sandbox.exit_status import exit_code_of
 from posttrain.sandbox.launcher_build import launcher_path
 from posttrain.sandbox.interface import (
+    DEFAULT_PATH,
     AsyncSandboxMixin,
     ExecResult,
     SandboxError,
@@ -37,11 +37,10 @@ from posttrain.sandbox.interface import (
     directory_tar,
     exec_timeout,
 )
-from posttrain.sandbox.overlay import WORKSPACE_DIRS, OverlayWorkspace, skeleton_layer
-from posttrain.sandbox.process_runner import RawResult, run_bounded
+from posttrain.sandbox.overlay import OVERLAY_DIRS, OverlayWorkspace, skeleton_layer
+from posttrain.sandbox.process_runner import RawResult, kill_group, run_bounded, run_passthrough
 from posttrain.sandbox.system_view import minimal_etc, system_binds, system_lowers
 
-DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _FILE_OP_LIMIT = 1 << 30  # bytes a read_file/download may move through the sandbox boundary
 
 
@@ -101,11 +100,8 @@ class BwrapSandbox(AsyncSandboxMixin):
 
     def exec(self, cmd, timeout=None, stdin=None, env=None, workdir=None) -> ExecResult:
         raw, oom = self._run(cmd, timeout, stdin, env, workdir, self.spec.limits.output_bytes)
-        exit_code = 124 if raw.timed_out else (137 if oom and raw.returncode < 0 else raw.returncode)
-        if raw.returncode < 0 and not raw.timed_out and not oom:
-            exit_code = 128 - raw.returncode  # killed by a signal, shell convention
         return ExecResult(
-            exit_code=exit_code,
+            exit_code=exit_code_of(raw.returncode, raw.timed_out, oom),
             stdout=raw.stdout.decode("utf-8", errors="replace"),
             stderr=raw.stderr.decode("utf-8", errors="replace"),
             duration_s=raw.duration_s,
@@ -129,9 +125,8 @@ class BwrapSandbox(AsyncSandboxMixin):
                 stdin=data,
                 timeout_s=exec_timeout(timeout, limits),
                 output_limit=output_limit,
-                on_timeout=self._kill_tree,
+                kill_tree=self._kill_tree,  # nothing may outlive its command
             )
-            self.cgroup.kill_all()  # nothing may outlive its command
         _raise_if_start_failed(self.id, raw)
         return raw, self.cgroup.oom_kills() > oom_before
 
@@ -143,33 +138,16 @@ class BwrapSandbox(AsyncSandboxMixin):
         argv = command_argv(cmd)
         limit = exec_timeout(timeout, self.spec.limits)
         oom_before = self.cgroup.oom_kills()
-        started = time.monotonic()
         with self._lock:
-            proc = subprocess.Popen(self._launcher(argv, workdir or self.spec.workdir), env=self._environment(env),
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
-            timed_out = False
-            try:
-                proc.wait(timeout=limit)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                self._kill_tree(proc)
-                proc.wait()
-            except KeyboardInterrupt:
-                self._kill_tree(proc)
-                proc.wait()
-                raise
+            raw = run_passthrough(self._launcher(argv, workdir or self.spec.workdir), self._environment(env),
+                                  limit, kill_tree=self._kill_tree)
             self.cgroup.kill_all()
         oom = self.cgroup.oom_kills() > oom_before
-        code = 124 if timed_out else (137 if oom and proc.returncode < 0 else proc.returncode)
-        if proc.returncode < 0 and not timed_out and not oom:
-            code = 128 - proc.returncode
-        return ExecResult(code, "", "", time.monotonic() - started, timed_out=timed_out, oom_killed=oom)
+        return ExecResult(exit_code_of(raw.returncode, raw.timed_out, oom), "", "", raw.duration_s,
+                          timed_out=raw.timed_out, oom_killed=oom)
 
     def _kill_tree(self, proc) -> None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        kill_group(proc.pid)
         self.cgroup.kill_all()
 
     def _environment(self, extra: dict[str, str] | None) -> dict[str, str]:
@@ -192,7 +170,7 @@ class BwrapSandbox(AsyncSandboxMixin):
             *(["--ro-bind", str(self._etc), "/etc"] if self._etc and "etc" not in self.workspace.system_lowers else []),
             "--proc", "/proc", "--dev", "/dev",
         ]
-        for name in WORKSPACE_DIRS:
+        for name in OVERLAY_DIRS:
             if self.spec.rootfs is None or (self.spec.rootfs / name).is_dir():  # a read-only rootfs has no mkdir
                 bwrap += ["--bind", str(merged / name), f"/{name}"]
         bwrap += ["--chdir", workdir, "--", *argv]

@@ -17,7 +17,7 @@ Each exec runs inside the container as
 `timeout(1)` puts the command in its own process group and SIGKILLs that whole group at the
 deadline (so `timeout` itself dies with 137); when the command returns, the wrapper kills what
 it left in the group, so nothing outlives its command unless it left the group (`setsid`).
-Classification (`classify_exit`):
+Classification (`exit_status.classify_exit`):
 
   * exit 137 and the exec lasted at least its timeout -> `timed_out=True`, exit_code 124 (the
     convention every backend shares);
@@ -48,7 +48,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from posttrain.sandbox.exit_status import SIGKILL_EXIT_CODE, TIMEOUT_EXIT_CODE, classify_exit
 from posttrain.sandbox.interface import (
+    WORKSPACE_DIRS,
     AsyncSandboxMixin,
     ExecResult,
     SandboxError,
@@ -60,9 +62,6 @@ from posttrain.sandbox.process_runner import BoundedCapture
 
 DEFAULT_IMAGE = "debian:bookworm-slim"
 SNAPSHOT_REPOSITORY = "posttrain-snap"
-WORKSPACE_DIRS = ("app", "tmp", "tests", "logs", "solution")
-TIMEOUT_EXIT_CODE = 124
-SIGKILL_EXIT_CODE = 137
 INSTALL_HINT = "the Docker SDK for Python is not installed: pip install posttrain[docker]"
 _STREAM_GRACE_S = 30.0  # how long past its timeout an exec's output stream may stay open
 _SPOOL_BYTES = 32 << 20  # tars bigger than this go to a temp file
@@ -223,17 +222,6 @@ def wrap_command(argv: list[str], timeout_s: float, stdin_path: str | None = Non
     """The argv run in the container for `argv` under a timeout (see the module docstring)."""
     t = format_timeout(timeout_s)
     return ["sh", "-c", _WRAPPER, "sh", stdin_path or "", t, *argv]
-
-
-def classify_exit(exit_code: int, duration_s: float, timeout_s: float, memory_limited: bool,
-                  oom_reported: bool = False) -> tuple[int, bool, bool]:
-    """(exit_code, timed_out, oom_killed) of a wrapped exec's raw exit status."""
-    if exit_code == SIGKILL_EXIT_CODE:
-        if duration_s >= timeout_s:
-            return TIMEOUT_EXIT_CODE, True, False
-        if memory_limited or oom_reported:
-            return SIGKILL_EXIT_CODE, False, True
-    return exit_code, False, False
 
 
 def sandbox_path(path: str, workdir: str) -> str:

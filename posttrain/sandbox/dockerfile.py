@@ -41,14 +41,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from posttrain.sandbox.base_image import HostInfo, StandIn, stand_in
-from posttrain.sandbox.interface import SandboxError
+from posttrain.sandbox.interface import DEFAULT_PATH, SandboxError
+from posttrain.sandbox.overlay import OVERLAY_DIRS, SYSTEM_DIRS
 
 # the sandbox workspace directories, and the system directories a build writes through overlays
-WRITABLE_ROOTS = ("app", "tmp", "tests", "logs", "root", "solution", "usr", "etc", "var", "opt")
+WRITABLE_ROOTS = (*OVERLAY_DIRS, *SYSTEM_DIRS)
 WRITABLE_TEXT = ("only /app, /tmp, /tests, /logs, /root, /solution and (over the host's) /usr, /etc, /var, /opt "
                  "are writable in a bwrap sandbox")
 DEFAULT_SHELL = ("/bin/sh", "-c")  # Docker's default SHELL
-_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 _IGNORED = {
     "CMD": "the harness runs its own commands",
@@ -365,7 +365,7 @@ class _Parse:
         """The variables `$VAR` expands from: ARG values before FROM, then ARG and ENV values."""
         if self.base is None:
             return dict(self.global_args)
-        merged = {"PATH": _DEFAULT_PATH}
+        merged = {"PATH": DEFAULT_PATH}
         merged.update(self.args)
         merged.update(self.env)
         return merged

@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from posttrain.errors import PosttrainError
 
 DEFAULT_OUTPUT_LIMIT = 1 << 20  # bytes kept of each of stdout and stderr
+WORKSPACE_DIRS = ("app", "tmp", "tests", "logs", "solution")  # what a sandbox holds of its own in every backend
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # PATH where nothing sets one
 
 
 class SandboxError(PosttrainError):

@@ -40,11 +40,8 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
-import selectors
 import shutil
-import signal
 import stat
-import subprocess
 import tempfile
 import threading
 import time
@@ -53,7 +50,10 @@ import warnings
 import weakref
 from pathlib import Path
 
+from posttrain.sandbox.exit_status import exit_code_of
 from posttrain.sandbox.interface import (
+    DEFAULT_PATH,
+    WORKSPACE_DIRS,
     AsyncSandboxMixin,
     ExecResult,
     SandboxError,
@@ -61,13 +61,7 @@ from posttrain.sandbox.interface import (
     command_argv,
     exec_timeout,
 )
-from posttrain.sandbox.process_runner import BoundedCapture
-
-WORKSPACE_DIRS = ("app", "tmp", "tests", "logs", "solution")
-TIMEOUT_EXIT_CODE = 124  # what an exec that ran past its timeout reports, as timeout(1) does
-DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-_DRAIN_S = 1.0  # how long output is still read after the command's group was killed
-_CHUNK = 65536
+from posttrain.sandbox.process_runner import kill_group, run_bounded
 
 _warned = False
 _warn_lock = threading.Lock()
@@ -145,26 +139,6 @@ def _preexec(rlimits: list[tuple[int, int]]):
                 pass
 
     return apply
-
-
-def _child_exited(proc: subprocess.Popen) -> bool:
-    """Whether the command has exited, without reaping it where the OS allows: an unreaped child
-    keeps its pid (and so its process group id) from being reused while we kill what is left of
-    its group."""
-    if not hasattr(os, "waitid"):  # macOS
-        return proc.poll() is not None
-    try:
-        info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-    except ChildProcessError:
-        return True
-    return info is not None
-
-
-def _killpg(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 class LocalSandbox(AsyncSandboxMixin):
@@ -256,116 +230,31 @@ class LocalSandbox(AsyncSandboxMixin):
         if not cwd.is_dir():
             raise SandboxError(f"workdir {workdir or self.spec.workdir} is not a directory in sandbox {self.id}")
         data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
-        limit = self.spec.limits.output_bytes
-        out, err = BoundedCapture(limit), BoundedCapture(limit)
+
+        pids: list[int] = []
+
+        def track(proc) -> None:  # close() from another thread kills what is in flight
+            pids.append(proc.pid)
+            with self._lock:
+                self._running.add(proc.pid)
 
         started = time.monotonic()
         try:
-            proc = subprocess.Popen(
-                argv, cwd=cwd, env=self._environment(env),
-                stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                start_new_session=True, preexec_fn=_preexec(self._rlimits), close_fds=True,
-            )
+            raw = run_bounded(argv, self._environment(env), data, timeout_s, self.spec.limits.output_bytes,
+                              kill_tree=lambda proc: kill_group(proc.pid), cwd=cwd,
+                              preexec_fn=_preexec(self._rlimits), on_start=track)
         except (FileNotFoundError, PermissionError) as exc:
             code = 127 if isinstance(exc, FileNotFoundError) else 126
             return ExecResult(exit_code=code, stdout="", stderr=f"{argv[0]}: {exc.strerror}\n",
                               duration_s=time.monotonic() - started)
-        with self._lock:
-            self._running.add(proc.pid)
-        try:
-            timed_out = self._pump(proc, data, out, err, started + timeout_s)
         finally:
-            _killpg(proc.pid)  # the timed-out tree, or what the command left behind
-            proc.wait()
             with self._lock:
-                self._running.discard(proc.pid)
-        duration = time.monotonic() - started
-
-        if timed_out:
-            code = TIMEOUT_EXIT_CODE
-        elif proc.returncode < 0:
-            code = 128 - proc.returncode
-        else:
-            code = proc.returncode
+                self._running.difference_update(pids)
         return ExecResult(
-            exit_code=code, stdout=out.text(), stderr=err.text(), duration_s=duration,
-            timed_out=timed_out, stdout_truncated=out.truncated, stderr_truncated=err.truncated,
+            exit_code=exit_code_of(raw.returncode, raw.timed_out), stdout=raw.stdout.decode("utf-8", errors="replace"),
+            stderr=raw.stderr.decode("utf-8", errors="replace"), duration_s=raw.duration_s, timed_out=raw.timed_out,
+            stdout_truncated=raw.stdout_truncated, stderr_truncated=raw.stderr_truncated,
         )
-
-    def _pump(self, proc: subprocess.Popen, data: bytes | None, out: BoundedCapture, err: BoundedCapture,
-              deadline: float) -> bool:
-        """Feed stdin and capture output until the command exits or the deadline passes; kill the
-        group; drain what is left. Returns whether the deadline passed."""
-        sel = selectors.DefaultSelector()
-        captures = {proc.stdout: out, proc.stderr: err}
-        for stream in captures:
-            os.set_blocking(stream.fileno(), False)
-            sel.register(stream, selectors.EVENT_READ)
-        pending = memoryview(data) if data else None
-        if proc.stdin is not None:
-            if pending:
-                os.set_blocking(proc.stdin.fileno(), False)
-                sel.register(proc.stdin, selectors.EVENT_WRITE)
-            else:
-                proc.stdin.close()
-
-        def step(wait: float) -> None:
-            nonlocal pending
-            for key, _ in sel.select(timeout=wait):
-                stream = key.fileobj
-                if stream is proc.stdin:
-                    try:
-                        written = os.write(stream.fileno(), pending[:_CHUNK])
-                        pending = pending[written:]
-                    except BlockingIOError:
-                        continue
-                    except (BrokenPipeError, OSError):
-                        pending = pending[:0]
-                    if not pending:
-                        sel.unregister(stream)
-                        stream.close()
-                    continue
-                try:
-                    chunk = os.read(stream.fileno(), _CHUNK)
-                except BlockingIOError:
-                    continue
-                if chunk:
-                    captures[stream].feed(chunk)
-                else:
-                    sel.unregister(stream)
-                    stream.close()
-
-        def readers_open() -> bool:
-            return any(key.fileobj in captures for key in sel.get_map().values())
-
-        timed_out = False
-        try:
-            while True:
-                if _child_exited(proc):
-                    break
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    timed_out = True
-                    break
-                if not sel.get_map():  # output closed, command still running: just wait
-                    try:
-                        proc.wait(timeout=remaining)
-                    except subprocess.TimeoutExpired:
-                        timed_out = True
-                    break
-                step(min(remaining, 0.05))
-            _killpg(proc.pid)
-            # what the command and its (now dead) children wrote is still in the pipes
-            drain_until = time.monotonic() + _DRAIN_S
-            while readers_open() and time.monotonic() < drain_until:
-                step(0.05)
-        finally:
-            sel.close()
-            for stream in (proc.stdin, proc.stdout, proc.stderr):
-                if stream is not None and not stream.closed:
-                    stream.close()
-        return timed_out
 
     # ---- files ----------------------------------------------------------------------------
 
@@ -443,7 +332,7 @@ class LocalSandbox(AsyncSandboxMixin):
             self._closed = True
             running = list(self._running)
         for pgid in running:
-            _killpg(pgid)
+            kill_group(pgid)
         _rmtree(self.root)
         self._finalizer.detach()
 

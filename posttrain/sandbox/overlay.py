@@ -28,18 +28,19 @@ import threading
 import uuid
 from pathlib import Path
 
-from posttrain.sandbox.interface import SandboxError
+from posttrain.sandbox.interface import WORKSPACE_DIRS, SandboxError
 
-WORKSPACE_DIRS = ("app", "tmp", "tests", "logs", "root", "solution")
+# bwrap shows the host's system read-only, so HOME (/root) is one of the stack's own directories too
+OVERLAY_DIRS = (*WORKSPACE_DIRS, "root")
 SYSTEM_DIRS = ("usr", "etc", "var", "opt")  # writable in system mode, each over the host's
 
 
 def skeleton_layer(base: Path) -> Path:
     """An empty layer with the workspace directories: the bottom of every stack."""
-    skeleton = base / ("skeleton-" + "-".join(WORKSPACE_DIRS))  # a new name when the set changes
-    if not all((skeleton / name).is_dir() for name in WORKSPACE_DIRS):
+    skeleton = base / ("skeleton-" + "-".join(OVERLAY_DIRS))  # a new name when the set changes
+    if not all((skeleton / name).is_dir() for name in OVERLAY_DIRS):
         tmp = base / f".skeleton-{uuid.uuid4().hex}"
-        for name in WORKSPACE_DIRS:
+        for name in OVERLAY_DIRS:
             (tmp / name).mkdir(parents=True)
         (tmp / "tmp").chmod(0o1777)
         try:

@@ -13,7 +13,8 @@ import torch
 
 from posttrain.engine.builtin.engine import BuiltinEngine
 from posttrain.engine.interface import GenerationRequest, SamplingParams
-from posttrain.pipeline.engine_service import CallAborted, EngineError, EngineServer
+from posttrain.pipeline.engine_loop import CallAborted, EngineError
+from posttrain.pipeline.engine_service import EngineServer
 from posttrain.scheduler import Preempted
 
 
@@ -94,7 +95,7 @@ def test_restart_rule_regenerates_under_the_new_weights(serve, tiny_model, token
 
 
 def _caller(address, authkey, prompt_ids, ready):
-    from posttrain.pipeline.engine_service import EngineClient
+    from posttrain.pipeline.engine_transport import EngineClient
 
     ready.set()
     EngineClient(address, authkey).generate(

@@ -16,6 +16,7 @@ import time
 import pytest
 
 from posttrain.sandbox import docker_backend as db
+from posttrain.sandbox.exit_status import classify_exit
 from posttrain.sandbox.interface import SandboxError, SandboxLimits, SandboxSpec
 
 # ---- errors that say what to do ---------------------------------------------------------------
@@ -187,7 +188,7 @@ def test_sandbox_path_and_timeout_format():
     ],
 )
 def test_classify_exit(raw, duration, timeout, memory_limited, oom_reported, expected):
-    assert db.classify_exit(raw, duration, timeout, memory_limited, oom_reported) == expected
+    assert classify_exit(raw, duration, timeout, memory_limited, oom_reported) == expected
 
 
 # ---- the in-container wrapper, run here with the host's sh and timeout(1) ---------------------
@@ -216,7 +217,7 @@ def test_wrapper_timeout_kills_the_tree_and_classifies_as_timeout():
     code, _out, err, duration = _run_wrapped(["bash", "-c", f"(sleep {marker} &) ; sleep {marker}"], 0.5)
     assert code == 137 and duration < 5
     assert err == b""  # the shell's "Killed" notice is not mixed into the command's stderr
-    assert db.classify_exit(code, duration, 0.5, True) == (124, True, False)
+    assert classify_exit(code, duration, 0.5, True) == (124, True, False)
     assert _gone(f"sleep {marker}")
 
 

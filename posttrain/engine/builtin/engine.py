@@ -171,6 +171,11 @@ class BuiltinEngine:
                     self._account(seq)
                     self.scheduler.finish(seq, "abort")
 
+    def has_work(self) -> bool:
+        """Whether a step() has anything to do: some sequence waits or runs (a driver that steps
+        the engine itself asks before each step)."""
+        return self.scheduler.has_work()
+
     @property
     def prefix_hit_rate(self) -> float:
         return self.blocks.hit_rate
