@@ -102,10 +102,11 @@ def run_posttrain(args) -> dict:
     _setup_threads(args.threads)
     import torch
 
-    from posttrain.pipeline.build import build_engine, load_policy_pair
+    from posttrain.engine.factory import build_engine
+    from posttrain.models.loading import load_tokenizer
+    from posttrain.pipeline.build import load_policy_pair
     from posttrain.pipeline.step_scoring import sampling_params
     from posttrain.pipeline.sync_training import rl_step
-    from posttrain.train.model_loading import load_tokenizer
     from posttrain.train.trainer import PolicyTrainer
 
     config = bench_config(args)
@@ -163,8 +164,8 @@ def run_trl(args) -> dict:
     from transformers.utils import logging as hf_logging
     from trl import GRPOConfig, GRPOTrainer
 
+    from posttrain.models.loading import load_model, load_tokenizer
     from posttrain.tasks.verifiers import score
-    from posttrain.train.model_loading import load_model, load_tokenizer
 
     hf_logging.set_verbosity_error()
     config = bench_config(args)

@@ -33,7 +33,7 @@ def log(message: str) -> None:
 def oracle_once(tasks, concurrency: int) -> float:
     from posttrain.agent.policies import OraclePolicy
     from posttrain.evaluate.runner import run_eval
-    from posttrain.train.model_loading import load_tokenizer
+    from posttrain.models.loading import load_tokenizer
 
     tokenizer = load_tokenizer("smollm2-135m")
     with tempfile.TemporaryDirectory() as out:

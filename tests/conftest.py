@@ -16,14 +16,14 @@ hf_logging.disable_progress_bar()
 
 @pytest.fixture(scope="session")
 def tokenizer():
-    from posttrain.train.model_loading import load_tokenizer
+    from posttrain.models.loading import load_tokenizer
 
     return load_tokenizer("tiny-llama")
 
 
 @pytest.fixture
 def tiny_model():
-    from posttrain.train.model_loading import load_model
+    from posttrain.models.loading import load_model
 
     return load_model("tiny-llama", seed=0)
 

@@ -11,7 +11,7 @@ import uvicorn
 
 from posttrain.engine.builtin.engine import BuiltinEngine
 from posttrain.engine.interface import GenerationRequest, SamplingParams
-from posttrain.train.model_loading import load_model
+from posttrain.models.loading import load_model
 
 MODEL = "tiny"
 

@@ -102,7 +102,7 @@ def check_command(
     either check, listing it."""
     from posttrain.agent.loop import run_episodes
     from posttrain.agent.policies import NopPolicy, OraclePolicy
-    from posttrain.train.model_loading import load_tokenizer
+    from posttrain.models.loading import load_tokenizer
 
     try:
         task_list = _load(tasks, names, tags)
@@ -126,24 +126,18 @@ def check_command(
 
 def _build_policy(policy: str, model: str, engine: str, temperature: float, reply_tokens: int, seed: int):
     from posttrain.agent.policies import ModelPolicy, NopPolicy, OraclePolicy
-    from posttrain.train.model_loading import load_tokenizer
+    from posttrain.models.loading import load_tokenizer
 
     if policy == "oracle":
         return OraclePolicy(), load_tokenizer("smollm2-135m")
     if policy == "nop":
         return NopPolicy(), load_tokenizer("smollm2-135m")
-    from posttrain.engine.builtin.engine import BuiltinEngine
-    from posttrain.engine.hf_engine import HFEngine
+    from posttrain.engine.factory import engine_for_spec
     from posttrain.engine.interface import SamplingParams
-    from posttrain.train.model_loading import load_model
+    from posttrain.models.spec import ModelSpec
 
-    tokenizer = load_tokenizer(model)
-    weights = load_model(model)
-    if engine == "builtin":
-        inference = BuiltinEngine(weights, tokenizer)
-    elif engine == "hf":
-        inference = HFEngine(weights, tokenizer)
-    else:
+    if engine not in ("builtin", "hf"):
         raise PosttrainError(f"--engine {engine!r}: choose builtin or hf")
+    inference, tokenizer, _ = engine_for_spec(ModelSpec(engine, model))
     params = SamplingParams(temperature=temperature, max_tokens=reply_tokens)
     return ModelPolicy(inference, tokenizer, params, seed=seed), tokenizer

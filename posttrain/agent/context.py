@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from posttrain.engine.chat_tokens import ChatTokens
+from posttrain.models.chat_tokens import ChatTokens
 
 
 @dataclass

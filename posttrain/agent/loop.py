@@ -30,7 +30,7 @@ from posttrain.agent.tool_calls import MalformedCall, parse_tool_calls
 from posttrain.agent.tools import TRANSIENT, ErrorCode, ToolResult, execute, tool_schemas, validate_call
 from posttrain.agent.trajectory import ToolCallRecord, Trajectory, TurnRecord
 from posttrain.agent.verifier import run_verifier
-from posttrain.engine.chat_tokens import ChatTokens
+from posttrain.models.chat_tokens import ChatTokens
 from posttrain.sandbox.interface import SandboxError
 from posttrain.tasks.records import Reward, Task
 

@@ -27,9 +27,13 @@ import torch
 from rich.console import Console
 
 from posttrain import cpu
-from posttrain.engine.chat_tokens import ChatTokens
+from posttrain.config import EngineConfig
+from posttrain.engine.factory import engine_for_model, engine_for_spec
 from posttrain.engine.interface import Completion, GenerationRequest, SamplingParams
 from posttrain.errors import PosttrainError
+from posttrain.models.chat_tokens import ChatTokens
+from posttrain.models.loading import load_model, load_tokenizer
+from posttrain.models.spec import ModelSpec, ModelSpecError
 
 BACKENDS = ("hf", "builtin", "vllm")
 # every core, unless OMP_NUM_THREADS says otherwise (a test run with parallel workers sets 1)
@@ -126,29 +130,29 @@ class _Backend:
         self.make_engine = make_engine
 
 
-def _local_backend(name: str, engine_class, base: torch.nn.Module, tokenizer) -> _Backend:
+def _local_backend(name: str, base: torch.nn.Module, tokenizer) -> _Backend:
     """One copy of the weights per backend (an engine may touch its model), shared by that
     backend's fresh engines."""
     model = copy.deepcopy(base)
-    return _Backend(name, lambda: engine_class(model, tokenizer))
+    settings = EngineConfig(backend=name)
+    return _Backend(name, lambda: engine_for_model(settings, model, tokenizer))
 
 
-def _vllm_backend(model_spec: str) -> _Backend:
+def _vllm_backend(model_spec: str, tokenizer) -> _Backend:
     """The vLLM backend when it can run here; raises _Unavailable with the reason otherwise."""
     try:
         import vllm  # noqa: F401
     except Exception as exc:  # ImportError, or a broken install raising something else
         raise _Unavailable(f"import vllm failed: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
     try:
-        from posttrain.engine.vllm_engine import VLLMEngine
+        import posttrain.engine.vllm_engine  # noqa: F401
     except Exception as exc:
         raise _Unavailable(f"posttrain.engine.vllm_engine: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
-    from posttrain.train.model_loading import resolve_model_dir
-
-    if model_spec == "tiny-llama":
-        raise _Unavailable("tiny-llama is built in memory; vLLM loads models from a directory")
-    model_dir = str(resolve_model_dir(model_spec))
-    return _Backend("vllm", lambda: VLLMEngine(model_dir))
+    try:
+        spec = ModelSpec("vllm", model_spec)
+    except ModelSpecError as exc:
+        raise _Unavailable(str(exc)) from exc
+    return _Backend("vllm", lambda: engine_for_spec(spec, tokenizer=tokenizer).engine)
 
 
 class _Unavailable(Exception):
@@ -306,9 +310,6 @@ def run_benchmark(model_spec: str = "smollm2-135m", prompts: int = 16, n: int = 
                   turns: int = 4, conversations: int = 8, backends: list[str] | None = None,
                   console: Console | None = None) -> dict:
     from posttrain.engine.builtin.allocator import keep_freed_memory
-    from posttrain.engine.builtin.engine import BuiltinEngine
-    from posttrain.engine.hf_engine import HFEngine
-    from posttrain.train.model_loading import load_model, load_tokenizer
 
     console = console or Console(stderr=True)
     backends = backends or ["hf", "builtin", "vllm"]
@@ -330,9 +331,9 @@ def run_benchmark(model_spec: str = "smollm2-135m", prompts: int = 16, n: int = 
 
     unavailable: dict[str, str] = {}
     makers: dict[str, Callable[[], _Backend]] = {
-        "hf": lambda: _local_backend("hf", HFEngine, base, tokenizer),
-        "builtin": lambda: _local_backend("builtin", BuiltinEngine, base, tokenizer),
-        "vllm": lambda: _vllm_backend(model_spec),
+        "hf": lambda: _local_backend("hf", base, tokenizer),
+        "builtin": lambda: _local_backend("builtin", base, tokenizer),
+        "vllm": lambda: _vllm_backend(model_spec, tokenizer),
     }
     results: dict[str, dict[str, dict | None]] = {"group": {}, "multiturn": {}}
     builtin_group_stats: dict = {}

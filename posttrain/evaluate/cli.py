@@ -96,14 +96,14 @@ def eval_command(
     from posttrain.agent.policies import ModelPolicy, NopPolicy, OraclePolicy
     from posttrain.engine.interface import SamplingParams
     from posttrain.evaluate.runner import run_eval
-    from posttrain.train.model_loading import load_tokenizer
+    from posttrain.models.loading import load_tokenizer
 
     try:
         engine, limit = None, None
         if agent == "model":
-            from posttrain.evaluate.model_spec import build_engine
+            from posttrain.engine.factory import engine_for_spec
 
-            engine, tokenizer, limit = build_engine(model, api_key_env, concurrency=concurrency)
+            engine, tokenizer, limit = engine_for_spec(model, api_key_env, concurrency=concurrency)
         else:
             tokenizer = load_tokenizer("smollm2-135m")
         task_list = load_tasks(tasks, tokenizer, names, tags)

@@ -1,19 +1,16 @@
-"""Config -> live objects: domains, models, engine. Kept apart so eval and train share it."""
+"""Config -> live objects: domains and the policy's two model copies. Kept apart so eval and
+train share it (the engine over them: posttrain.engine.factory.build_engine)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import torch
-
 from posttrain.config import DomainConfig, RunConfig
-from posttrain.engine.builtin.engine import BuiltinEngine
 from posttrain.engine.builtin.engine_kernels import use_engine_kernels
-from posttrain.engine.hf_engine import HFEngine
 from posttrain.errors import PosttrainError
+from posttrain.models.loading import load_model
 from posttrain.tasks.domains import Domain, DomainMixture
 from posttrain.tasks.sources import HarborSource, JsonlSource, ReasoningGymSource, TaskSource
-from posttrain.train.model_loading import load_model
 
 
 def build_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
@@ -67,17 +64,6 @@ def gate_terminal_sources(config: RunConfig, sources: dict, base_dir: Path, qual
         if not kept:
             raise PosttrainError(f"domain {cfg.name!r}: every task is quarantined; nothing left to train on")
         source.tasks = [t for t in source.tasks if t.id in {k.id for k in kept}]
-
-
-def build_engine(config: RunConfig, model: torch.nn.Module, tokenizer, version: int = 0):
-    engine = config.engine
-    if engine.backend == "builtin":
-        return BuiltinEngine(model, tokenizer, num_blocks=engine.num_blocks, block_size=engine.block_size,
-                             max_num_seqs=engine.max_num_seqs, max_num_batched_tokens=engine.max_num_batched_tokens,
-                             version=version)
-    if engine.backend == "hf":
-        return HFEngine(model, tokenizer, max_batch_size=engine.max_batch_size, version=version)
-    raise PosttrainError(f"engine backend {config.engine.backend!r} is not available")
 
 
 def load_policy_pair(config: RunConfig, weights_from: Path | None = None):

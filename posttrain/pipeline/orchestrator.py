@@ -19,10 +19,12 @@ from __future__ import annotations
 import time
 
 from posttrain.config import RunConfig
+from posttrain.engine.factory import build_engine
 from posttrain.faults import fault_point
+from posttrain.models.loading import load_model, load_tokenizer
 from posttrain.observe.metrics import JsonlMetricsSink, truncate_metrics_after
 from posttrain.observe.trajectory_store import TrajectoryStore
-from posttrain.pipeline.build import build_engine, load_policy_pair
+from posttrain.pipeline.build import load_policy_pair
 from posttrain.pipeline.control import ControlWatcher, StatusWriter
 from posttrain.pipeline.engine_service import EngineServer
 from posttrain.pipeline.experience_buffer import BufferedGroup, group_versions, version_gap
@@ -46,7 +48,6 @@ from posttrain.train.checkpoint import (
     load_pipeline_state,
     restore_rng_state,
 )
-from posttrain.train.model_loading import load_model, load_tokenizer
 from posttrain.train.trainer import PolicyTrainer, finite_or_raise
 
 

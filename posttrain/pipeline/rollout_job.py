@@ -66,7 +66,7 @@ def raise_if_sandbox_died(group) -> None:
 
 @lru_cache(maxsize=4)
 def _tokenizer(spec: str):
-    from posttrain.train.model_loading import load_tokenizer
+    from posttrain.models.loading import load_tokenizer
 
     return load_tokenizer(spec)
 

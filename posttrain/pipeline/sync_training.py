@@ -20,11 +20,13 @@ from pathlib import Path
 import torch
 
 from posttrain.config import RunConfig, dump_config, load_config
+from posttrain.engine.factory import build_engine
 from posttrain.engine.interface import SamplingParams
 from posttrain.errors import PosttrainError
+from posttrain.models.loading import load_model, load_tokenizer
 from posttrain.observe.metrics import JsonlMetricsSink, truncate_metrics_after
 from posttrain.observe.trajectory_store import TrajectoryStore
-from posttrain.pipeline.build import build_engine, build_mixture, load_policy_pair
+from posttrain.pipeline.build import build_mixture, load_policy_pair
 from posttrain.pipeline.progress import TrainingProgress
 from posttrain.pipeline.rollout import generate_groups, sample_seed
 from posttrain.pipeline.terminal_rollout import run_terminal_groups
@@ -34,7 +36,6 @@ from posttrain.pipeline.run_outputs import (
 )
 from posttrain.pipeline.step_scoring import sampling_params, score_step, trajectory_rows
 from posttrain.train.checkpoint import clean_partial_checkpoints, latest_checkpoint, load_checkpoint_state, restore_rng_state
-from posttrain.train.model_loading import load_model, load_tokenizer
 from posttrain.train.trainer import PolicyTrainer, finite_or_raise
 
 

@@ -13,11 +13,11 @@ def policy_pass_rates(tasks: list[Task], model_spec: str, samples: int, *, max_s
     from posttrain.agent.loop import AgentConfig, run_episodes
     from posttrain.agent.policies import ModelPolicy
     from posttrain.engine.interface import SamplingParams
-    from posttrain.evaluate.model_spec import build_engine
+    from posttrain.engine.factory import engine_for_spec
 
     if not tasks:
         return {}
-    engine, tokenizer, limit = build_engine(model_spec, concurrency=concurrency)
+    engine, tokenizer, limit = engine_for_spec(model_spec, concurrency=concurrency)
     policy = ModelPolicy(engine, tokenizer, SamplingParams(temperature=temperature, max_tokens=reply_tokens))
     repeated = [task for task in tasks for _ in range(samples)]
     seeds = [seed * 1_000_003 + index for index in range(len(repeated))]

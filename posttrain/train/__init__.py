@@ -1,1 +1,1 @@
-"""The trainer: model loading, logprob recomputation, micro-batching, checkpoints."""
+"""The trainer: logprob recomputation, micro-batching, checkpoints (models load in posttrain.models)."""

@@ -1,6 +1,6 @@
 from posttrain.agent.context import LayeredContext
 from posttrain.agent.trajectory import TurnRecord, training_segments
-from posttrain.engine.chat_tokens import ChatTokens
+from posttrain.models.chat_tokens import ChatTokens
 
 
 def make(tokenizer, max_tokens=4096):

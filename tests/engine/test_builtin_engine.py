@@ -25,7 +25,7 @@ QUESTIONS = [
 
 @pytest.fixture(scope="module")
 def smollm():
-    from posttrain.train.model_loading import load_model, load_tokenizer
+    from posttrain.models.loading import load_model, load_tokenizer
 
     return load_model("smollm2-135m"), load_tokenizer("smollm2-135m")
 

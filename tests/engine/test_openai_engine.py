@@ -7,7 +7,7 @@ import torch
 from posttrain.engine.builtin.engine import BuiltinEngine
 from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.engine.openai_engine import OpenAIEngine, OpenAIServerError
-from posttrain.train.model_loading import load_model
+from posttrain.models.loading import load_model
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")

@@ -37,7 +37,7 @@ def test_missing_vllm_gives_a_clear_error(monkeypatch):
 
 @pytest.fixture(scope="module")
 def smollm2():
-    from posttrain.train.model_loading import load_model, load_tokenizer, resolve_model_dir
+    from posttrain.models.loading import load_model, load_tokenizer, resolve_model_dir
 
     return resolve_model_dir("smollm2-135m"), load_model("smollm2-135m"), load_tokenizer("smollm2-135m")
 

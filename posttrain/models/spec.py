@@ -1,0 +1,50 @@
+"""Model specs: which model, on which inference backend, in one string.
+
+    smollm2-135m | tiny-llama      the embedded models, on the builtin engine
+    hf:DIR                          a Hugging Face checkpoint on transformers generation
+    builtin:DIR                     a Hugging Face (Llama-family) checkpoint on the builtin engine
+    vllm:DIR                        a checkpoint on vLLM (when installed)
+    openai:BASE_URL#MODEL           any OpenAI-compatible server; the key from $OPENAI_API_KEY
+                                    (or the variable named by --api-key-env)
+
+DIR may also be an embedded model's name. `posttrain.engine.factory.engine_for_spec` builds the
+engine a spec names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from posttrain.errors import PosttrainError
+
+EMBEDDED = ("smollm2-135m", "tiny-llama")
+_LOCAL_BACKENDS = ("hf", "builtin", "vllm")
+
+
+class ModelSpecError(PosttrainError):
+    pass
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    backend: str  # builtin, hf, vllm or openai
+    model: str  # a model name or directory (posttrain.models.loading); for openai, the served model's name
+    base_url: str | None = None  # openai only
+
+    def __post_init__(self) -> None:
+        if self.backend == "vllm" and self.model == "tiny-llama":
+            raise ModelSpecError("tiny-llama is built in memory; vLLM loads models from a directory")
+
+
+def parse_model_spec(spec: str) -> ModelSpec:
+    if spec.startswith("openai:"):
+        base_url, _, model = spec.removeprefix("openai:").partition("#")
+        if not base_url or not model:
+            raise ModelSpecError(f"model spec {spec!r}: expected openai:BASE_URL#MODEL")
+        return ModelSpec("openai", model, base_url)
+    backend, _, path = spec.partition(":")
+    if backend not in _LOCAL_BACKENDS:
+        return ModelSpec("builtin", spec)
+    if not path:
+        raise ModelSpecError(f"model spec {spec!r}: expected {backend}:DIR")
+    return ModelSpec(backend, path)
