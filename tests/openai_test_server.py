@@ -12,6 +12,7 @@ import uvicorn
 from posttrain.engine.builtin.engine import BuiltinEngine
 from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.models.loading import load_model
+from posttrain.models.token_ids import chat_prompt_ids
 
 MODEL = "tiny"
 
@@ -61,8 +62,7 @@ def make_app(engine: BuiltinEngine, tokenizer):
     @app.post("/v1/chat/completions")
     def chat(body: dict):
         check_model(body)
-        ids = tokenizer.apply_chat_template(body["messages"], add_generation_prompt=True, tokenize=True)
-        ids = list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+        ids = chat_prompt_ids(tokenizer, body["messages"])
         c = engine.generate([GenerationRequest("c", ids, params_of(body, 1))])[0]
         content = [{"token": s, "logprob": lp} for s, lp in zip(token_strings(body, c.token_ids), c.logprobs)]
         return {"id": "chat-1", "object": "chat.completion", "model": body["model"], "prompt_token_ids": ids,

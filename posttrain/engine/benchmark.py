@@ -34,6 +34,7 @@ from posttrain.errors import PosttrainError
 from posttrain.models.chat_tokens import ChatTokens
 from posttrain.models.loading import load_model, load_tokenizer
 from posttrain.models.spec import ModelSpec, ModelSpecError
+from posttrain.models.token_ids import chat_prompt_ids
 
 BACKENDS = ("hf", "builtin", "vllm")
 # every core, unless OMP_NUM_THREADS says otherwise (a test run with parallel workers sets 1)
@@ -84,10 +85,6 @@ _OBSERVATIONS = [
 # ---- workloads ---------------------------------------------------------------------------------
 
 
-def _ids(encoded) -> list[int]:
-    return list(encoded["input_ids"] if hasattr(encoded, "keys") else encoded)
-
-
 def group_prompts(tokenizer, count: int) -> list[list[int]]:
     """`count` distinct chat-templated questions of about 40-80 tokens."""
     prompts = []
@@ -96,7 +93,7 @@ def group_prompts(tokenizer, count: int) -> list[list[int]]:
         if i >= len(_QUESTIONS):
             question = f"{question} (Variant {i // len(_QUESTIONS)}.)"
         messages = [{"role": "user", "content": question}]
-        prompts.append(_ids(tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)))
+        prompts.append(chat_prompt_ids(tokenizer, messages))
     return prompts
 
 
@@ -110,7 +107,7 @@ class _Conversation:
         self.index = index
         messages = [{"role": "system", "content": _AGENT_SYSTEM},
                     {"role": "user", "content": _AGENT_TASKS[index % len(_AGENT_TASKS)]}]
-        self.prompt = _ids(tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True))
+        self.prompt = chat_prompt_ids(tokenizer, messages)
 
     def extend(self, completion: list[int], turn: int) -> None:
         """prompt <- prompt + completion + the next user message (and the assistant header)."""

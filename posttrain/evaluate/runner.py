@@ -32,6 +32,7 @@ from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.errors import PosttrainError
 from posttrain.evaluate.metrics import attempt_row, performance, summarize
 from posttrain.evaluate.report import write_reports
+from posttrain.models.token_ids import chat_prompt_ids
 from posttrain.tasks.records import Reward, Task
 from posttrain.tasks.verifiers import score
 
@@ -163,7 +164,7 @@ def _answer_attempts(items: list[tuple[Task, int]], agent: str, engine, tokenize
         started = time.perf_counter()
         replies: list[tuple[str, list[int], list[int], list[float], str | None]] = []
         if agent == "model":
-            prompts = [_prompt_ids(tokenizer, task) for task, _ in chunk]
+            prompts = [chat_prompt_ids(tokenizer, task.messages()) for task, _ in chunk]
             requests, index = [], []
             for i, ((task, attempt), prompt) in enumerate(zip(chunk, prompts)):
                 if max_context_tokens and len(prompt) + (params.max_tokens if params else 0) > max_context_tokens:
@@ -196,13 +197,6 @@ def _answer_attempts(items: list[tuple[Task, int]], agent: str, engine, tokenize
                 if not trajectory.reward.passed:
                     trajectory.failure_mode = "wrong_answer"
             record(task, attempt, trajectory)
-
-
-def _prompt_ids(tokenizer, task: Task) -> list[int]:
-    ids = tokenizer.apply_chat_template(task.messages(), add_generation_prompt=True, tokenize=True)
-    if isinstance(ids, dict) or hasattr(ids, "input_ids"):
-        ids = ids["input_ids"]
-    return list(ids)
 
 
 def _write_json(path: Path, data: dict) -> None:

@@ -13,13 +13,9 @@ cutting the text around it:
 
 from __future__ import annotations
 
+from posttrain.models.token_ids import token_ids
+
 _SENTINEL = "\u2063POSTTRAIN-SENTINEL\u2063"
-
-
-def _ids(encoded) -> list[int]:
-    if isinstance(encoded, dict) or hasattr(encoded, "input_ids"):
-        encoded = encoded["input_ids"]
-    return list(encoded)
 
 
 class ChatTokens:
@@ -40,7 +36,7 @@ class ChatTokens:
         return self.tokenizer.apply_chat_template(messages, add_generation_prompt=generation_prompt, tokenize=False)
 
     def encode(self, text: str) -> list[int]:
-        return _ids(self.tokenizer(text, add_special_tokens=False))
+        return token_ids(self.tokenizer(text, add_special_tokens=False))
 
     def conversation(self, messages: list[dict]) -> list[int]:
         """A whole conversation without the generation prompt (the fixed start of a prompt)."""

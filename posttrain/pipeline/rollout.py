@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass
 
 from posttrain.engine.interface import Completion, GenerationRequest, InferenceEngine, SamplingParams
+from posttrain.models.token_ids import chat_prompt_ids
 from posttrain.tasks.records import Reward, Task
 from posttrain.tasks.verifiers import score
 from posttrain.train.trainer import TrainSample
@@ -45,10 +46,7 @@ class RolloutGroup:
 
 
 def prompt_token_ids(tokenizer, task: Task, system_prompt: str | None) -> list[int]:
-    ids = tokenizer.apply_chat_template(task.messages(system_prompt), add_generation_prompt=True, tokenize=True)
-    if isinstance(ids, dict) or hasattr(ids, "input_ids"):  # transformers 5 may return a BatchEncoding
-        ids = ids["input_ids"]
-    return list(ids)
+    return chat_prompt_ids(tokenizer, task.messages(system_prompt))
 
 
 def sample_seed(run_seed: int, step: int, slot: int) -> int:

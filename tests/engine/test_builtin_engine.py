@@ -9,6 +9,7 @@ import torch
 from posttrain.engine.builtin.engine import BuiltinEngine
 from posttrain.engine.builtin.engine_kernels import use_engine_kernels
 from posttrain.engine.interface import GenerationRequest, SamplingParams
+from posttrain.models.token_ids import chat_prompt_ids
 
 QUESTIONS = [
     "What is 17 + 25?", "Name three primary colors.", "Write a haiku about the sea.",
@@ -31,8 +32,7 @@ def smollm():
 
 
 def chat_ids(tokenizer, text):
-    ids = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True, tokenize=True)
-    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+    return chat_prompt_ids(tokenizer, [{"role": "user", "content": text}])
 
 
 def hf_greedy(model, prompt, max_new):

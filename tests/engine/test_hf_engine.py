@@ -5,12 +5,12 @@ import torch
 
 from posttrain.engine.hf_engine import HFEngine
 from posttrain.engine.interface import GenerationRequest, SamplingParams
+from posttrain.models.token_ids import chat_prompt_ids
 from posttrain.train.logprobs import pad_right, token_logprobs
 
 
 def prompt(tokenizer, text="Add 2 and 3."):
-    ids = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True, tokenize=True)
-    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+    return chat_prompt_ids(tokenizer, [{"role": "user", "content": text}])
 
 
 def test_n_samples_per_prompt_in_order_with_version(tiny_model, tokenizer):

@@ -8,6 +8,7 @@ from posttrain.engine.builtin.engine import BuiltinEngine
 from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.engine.openai_engine import OpenAIEngine, OpenAIServerError
 from posttrain.models.loading import load_model
+from posttrain.models.token_ids import chat_prompt_ids
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
@@ -27,8 +28,7 @@ def direct(tokenizer):
 
 
 def prompt(tokenizer, text):
-    ids = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True, tokenize=True)
-    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+    return chat_prompt_ids(tokenizer, [{"role": "user", "content": text}])
 
 
 def test_generate_over_http_equals_the_builtin_engine(server, direct, tokenizer):

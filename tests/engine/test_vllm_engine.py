@@ -10,6 +10,7 @@ import torch
 
 from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.engine.vllm_engine import VLLMEngine, VLLMUnavailableError
+from posttrain.models.token_ids import chat_prompt_ids
 
 
 def _vllm_imports() -> tuple[bool, str]:
@@ -51,8 +52,7 @@ def engine(smollm2):
 
 
 def prompt(tokenizer, text):
-    ids = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True, tokenize=True)
-    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+    return chat_prompt_ids(tokenizer, [{"role": "user", "content": text}])
 
 
 def recompute(model, completions, temperature):

@@ -13,14 +13,14 @@ import torch
 
 from posttrain.engine.builtin.engine import BuiltinEngine
 from posttrain.engine.interface import GenerationRequest, SamplingParams
+from posttrain.models.token_ids import chat_prompt_ids
 from posttrain.pipeline.engine_loop import CallAborted, EngineError
 from posttrain.pipeline.engine_service import EngineServer
 from posttrain.scheduler import Preempted
 
 
 def prompt(tokenizer, text):
-    ids = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True, tokenize=True)
-    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+    return chat_prompt_ids(tokenizer, [{"role": "user", "content": text}])
 
 
 def requests(tokenizer, n_prompts=4, max_tokens=8, n=2):

@@ -6,13 +6,13 @@ import torch
 from posttrain.config import AlgorithmConfig, OptimConfig
 from posttrain.engine.hf_engine import HFEngine
 from posttrain.engine.interface import GenerationRequest, SamplingParams
+from posttrain.models.token_ids import chat_prompt_ids
 from posttrain.rl import grpo_advantages
 from posttrain.train.trainer import PolicyTrainer, TrainSample
 
 
 def prompt(tokenizer, text):
-    ids = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True, tokenize=True)
-    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+    return chat_prompt_ids(tokenizer, [{"role": "user", "content": text}])
 
 
 def rollout(engine, tokenizer, n_prompts=3, n=4, max_tokens=6, temperature=1.0, seed=0):
