@@ -33,6 +33,7 @@ from posttrain.errors import PosttrainError
 from posttrain.evaluate.metrics import attempt_row, performance, summarize
 from posttrain.evaluate.report import write_reports
 from posttrain.models.token_ids import chat_prompt_ids
+from posttrain.storage.atomic import write_json_atomic
 from posttrain.tasks.records import Reward, Task
 from posttrain.tasks.verifiers import score
 
@@ -90,9 +91,7 @@ class ResultsLog:
     def add(self, task: Task, attempt: int, trajectory: Trajectory, prices: dict[str, float]) -> dict:
         name = f"trajectories/{_safe(task.id)}__{attempt}.json"
         target = self.out / name
-        tmp = target.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(trajectory.to_dict(), default=str))
-        os.replace(tmp, target)
+        write_json_atomic(target, trajectory.to_dict(), indent=None, sort_keys=False)
         category = str(task.metadata.get("category") or task.domain)
         row = attempt_row(task.id, attempt, category, trajectory, name, prices)
         with self._lock, open(self.path, "a") as handle:
@@ -148,9 +147,9 @@ def run_eval(tasks: list[Task], agent: str, policy: Policy, tokenizer, out: Path
     rows = log.rows()
     summary = summarize(rows, ks)
     summary.update(agent=agent, model=model, task_source=tasks_spec, attempts=attempts, seed=seed)
-    _write_json(out / "summary.json", summary)
+    write_json_atomic(out / "summary.json", summary, sort_keys=False)
     perf = performance(rows)
-    _write_json(out / "performance.json", perf)
+    write_json_atomic(out / "performance.json", perf, sort_keys=False)
     write_reports(out, summary, perf, rows)
     return summary
 
@@ -199,7 +198,3 @@ def _answer_attempts(items: list[tuple[Task, int]], agent: str, engine, tokenize
             record(task, attempt, trajectory)
 
 
-def _write_json(path: Path, data: dict) -> None:
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n")
-    os.replace(tmp, path)

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from posttrain.storage.atomic import write_text_atomic
+
 
 class JsonlMetricsSink:
     def __init__(self, path: Path) -> None:
@@ -39,6 +41,4 @@ def truncate_metrics_after(path: Path, step: int) -> None:
     """Keep the records of steps <= `step` (those a checkpoint covers); a resumed run redoes
     the rest, so no step appears twice."""
     kept = [r for r in read_metrics(path) if r.get("step", -1) <= step]
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in kept), encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in kept))

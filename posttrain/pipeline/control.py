@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from posttrain.errors import PosttrainError
-from posttrain.pipeline.run_dir import write_json_atomic
+from posttrain.storage.atomic import write_json_atomic
 
 CONTROL = "control.json"
 STATUS = "scheduler.json"

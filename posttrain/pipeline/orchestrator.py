@@ -31,7 +31,6 @@ from posttrain.pipeline.experience_buffer import BufferedGroup, group_versions, 
 from posttrain.pipeline.progress import TrainingProgress
 from posttrain.pipeline.rollout_controller import RolloutController, RolloutPlan
 from posttrain.pipeline.rollout_job import run_rollout_job
-from posttrain.pipeline.run_dir import write_json_atomic
 from posttrain.pipeline.run_outputs import (
     HeldoutEvals, finish_step, run_summary, save_step_checkpoint,
 )
@@ -40,6 +39,7 @@ from posttrain.pipeline.sync_training import TrainingRun
 from posttrain.scheduler import RetryPolicy
 from posttrain.scheduler.job import JobFunction
 from posttrain.scheduler.factory import make_executor
+from posttrain.storage.atomic import write_json_atomic
 from posttrain.tasks.domains import DomainMixture
 from posttrain.train.checkpoint import (
     clean_partial_checkpoints,

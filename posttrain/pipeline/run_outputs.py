@@ -10,7 +10,8 @@ from typing import Any
 from posttrain.config import RunConfig
 from posttrain.evaluate.statistics import paired_bootstrap_ci
 from posttrain.pipeline.evaluation import EvalResult, evaluate
-from posttrain.pipeline.run_dir import RunDir, write_json_atomic
+from posttrain.pipeline.run_dir import RunDir
+from posttrain.storage.atomic import write_json_atomic
 from posttrain.train.checkpoint import save_checkpoint
 
 

@@ -30,11 +30,12 @@ from posttrain.pipeline.build import build_mixture, load_policy_pair
 from posttrain.pipeline.progress import TrainingProgress
 from posttrain.pipeline.rollout import generate_groups, sample_seed
 from posttrain.pipeline.terminal_rollout import run_terminal_groups
-from posttrain.pipeline.run_dir import RunDir, write_json_atomic
+from posttrain.pipeline.run_dir import RunDir
 from posttrain.pipeline.run_outputs import (
     HeldoutEvals, finish_step, run_summary, save_step_checkpoint,
 )
 from posttrain.pipeline.step_scoring import sampling_params, score_step, trajectory_rows
+from posttrain.storage.atomic import write_json_atomic
 from posttrain.train.checkpoint import clean_partial_checkpoints, latest_checkpoint, load_checkpoint_state, restore_rng_state
 from posttrain.train.trainer import PolicyTrainer, finite_or_raise
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from posttrain.cache import cache_dir
 from posttrain.quality.verdicts import Check
+from posttrain.storage.atomic import write_json_atomic
 
 # The code that decides verdicts: a change to any of it makes every stored report stale.
 _CHECKING_PACKAGES = ("quality", "agent", "sandbox", "tasks")
@@ -87,9 +88,7 @@ class InspectionCache:
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"checks": [asdict(c) for c in checks], "duration_s": duration_s,
-                                       "stored_at": stored_at}, default=str))
-            os.replace(tmp, path)
+            write_json_atomic(path, {"checks": [asdict(c) for c in checks], "duration_s": duration_s,
+                                     "stored_at": stored_at}, indent=None, sort_keys=False)
         except OSError:
             pass  # a read-only or full cache costs speed next time, not this inspection

@@ -3,19 +3,17 @@ Training and evaluation read it and skip those tasks."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from posttrain.errors import PosttrainError
+from posttrain.storage.atomic import write_text_atomic
 
 
 def write_quarantine(path: Path, entries: list[tuple[str, str, str]]) -> None:
     """entries: (task id, verdict, reason). Written whole, then renamed into place."""
     lines = ["# posttrain inspect: quarantined tasks (id<TAB>verdict: reason)"]
     lines += [f"{task_id}\t{verdict}: {' '.join(reason.split())[:500]}" for task_id, verdict, reason in entries]
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("\n".join(lines) + "\n")
-    os.replace(tmp, path)
+    write_text_atomic(path, "\n".join(lines) + "\n")
 
 
 def read_quarantine(path: Path | str) -> dict[str, str]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import html
 import json
-import os
 from collections import Counter
 from pathlib import Path
 
 from posttrain.evaluate.report import bar_chart
 from posttrain.quality.quarantine import write_quarantine
 from posttrain.quality.verdicts import VERDICTS
+from posttrain.storage.atomic import write_json_atomic, write_text_atomic
 
 HISTOGRAM_BINS = 10
 
@@ -38,17 +38,11 @@ def build_report(reports: list, meta: dict) -> dict:
     }
 
 
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def write_outputs(out: Path, report: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    _write(out / "report.json", json.dumps(report, indent=1, default=str) + "\n")
-    _write(out / "report.md", markdown(report))
-    _write(out / "report.html", html_page(report))
+    write_json_atomic(out / "report.json", report, indent=1, sort_keys=False)
+    write_text_atomic(out / "report.md", markdown(report))
+    write_text_atomic(out / "report.html", html_page(report))
     write_quarantine(out / "quarantine.txt", [(t["id"], t["verdict"], t["reason"]) for t in report["tasks"]
                                               if t["verdict"] != "ok"])
 

@@ -1,0 +1,1 @@
+"""Where posttrain's artifacts are written (run directories, reports, caches)."""
