@@ -48,6 +48,24 @@ class DomainConfig(_Strict):
     prompt_template: str = "{question}"
     answer_extraction: str | None = None
 
+    def _path_prefix(self) -> str | None:
+        """What precedes the task path in `source`: jsonl:, harbor:, nothing (a bare .jsonl
+        path), or None when the tasks are generated."""
+        if self.source.startswith("reasoning-gym:"):
+            return None
+        return next((prefix for prefix in ("jsonl:", "harbor:") if self.source.startswith(prefix)), "")
+
+    def task_path(self, base_dir: Path) -> Path | None:
+        """The file (jsonl) or folder (harbor) the tasks come from; None for generated ones.
+        `base_dir`: the config file's folder."""
+        prefix = self._path_prefix()
+        return None if prefix is None else config_relative_path(self.source.removeprefix(prefix), base_dir)
+
+    def absolute_source(self, base_dir: Path) -> str:
+        """The source with its task path absolute, so a copy of the config works from any folder."""
+        prefix = self._path_prefix()
+        return self.source if prefix is None else prefix + str(self.task_path(base_dir).resolve())
+
     @field_validator("source")
     @classmethod
     def _known_source(cls, value: str) -> str:
@@ -199,6 +217,13 @@ def _check_pipeline(config: RunConfig) -> None:
     if config.scheduler.executor == "ray" or config.scheduler.worker_kind == "process":
         raise ValueError('scheduler.executor = "ray" and scheduler.worker_kind = "process" need engine.backend = '
                          '"builtin"; with hf the synchronous loop generates in one batch, in this process')
+
+
+def config_relative_path(text: str, base_dir: Path) -> Path:
+    """A path written in a config file: relative ones are taken from `base_dir`, the config
+    file's folder, not from the working directory."""
+    path = Path(text).expanduser()
+    return path if path.is_absolute() else base_dir / path
 
 
 def _location(loc: tuple) -> str:

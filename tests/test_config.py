@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from posttrain.config import dump_config, load_config, parse_config
+from posttrain.config import DomainConfig, config_relative_path, dump_config, load_config, parse_config
 from posttrain.errors import ConfigError
 
 QUICKSTART = Path(__file__).parents[1] / "examples" / "quickstart.toml"
@@ -60,3 +60,24 @@ def test_resolved_config_round_trips():
 
     again = parse_config(tomllib.loads(dump_config(config)))
     assert again == config
+
+
+@pytest.mark.parametrize("source, kind, expected", [
+    ("jsonl:data/a.jsonl", "answer", "jsonl:{base}/data/a.jsonl"),
+    ("data/a.jsonl", "answer", "{base}/data/a.jsonl"),
+    ("harbor:tasks/terminal", "terminal", "harbor:{base}/tasks/terminal"),
+    ("jsonl:/abs/a.jsonl", "answer", "jsonl:/abs/a.jsonl"),
+    ("reasoning-gym:basic_arithmetic", "answer", "reasoning-gym:basic_arithmetic"),
+])
+def test_task_paths_are_taken_from_the_config_folder(tmp_path, source, kind, expected):
+    domain = DomainConfig(name="a", source=source, kind=kind)
+    assert domain.absolute_source(tmp_path) == expected.format(base=tmp_path.resolve())
+    if source.startswith("reasoning-gym:"):
+        assert domain.task_path(tmp_path) is None
+    else:
+        assert domain.task_path(tmp_path) == Path(expected.format(base=tmp_path).split(":")[-1])
+
+
+def test_config_relative_path_expands_the_home_folder(tmp_path):
+    assert config_relative_path("~/q.txt", tmp_path) == Path.home() / "q.txt"
+    assert config_relative_path("q.txt", tmp_path) == tmp_path / "q.txt"

@@ -103,14 +103,11 @@ def with_mode(config_text: str, mode: str, max_staleness: int, base_dir: Path | 
     data = tomllib.loads(config_text)
     data["mode"] = mode
     data.setdefault("async", {})["max_staleness"] = max_staleness
-    for domain in data.get("domains", []):
-        source = str(domain.get("source", ""))
-        for prefix in ("jsonl:", "harbor:", ""):
-            path = source.removeprefix(prefix) if source.startswith(prefix) else None
-            if path is not None and (prefix or path.endswith(".jsonl")) and base_dir and not Path(path).is_absolute():
-                domain["source"] = prefix + str((base_dir / path).resolve())
-                break
-    return dump_config(parse_config(data, "bench config"))
+    config = parse_config(data, "bench config")
+    if base_dir:
+        for domain in config.domains:
+            domain.source = domain.absolute_source(base_dir)
+    return dump_config(config)
 
 
 ENV_CAP_S = 30.0

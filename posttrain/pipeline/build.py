@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from posttrain.config import DomainConfig, RunConfig
+from posttrain.config import DomainConfig, RunConfig, config_relative_path
 from posttrain.engine.builtin.engine_kernels import use_engine_kernels
 from posttrain.errors import PosttrainError
 from posttrain.models.loading import load_model
@@ -25,12 +25,8 @@ def build_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
             answer_extraction=cfg.answer_extraction or "answer_tag",
         )
     if cfg.source.startswith("harbor:"):
-        root = Path(cfg.source.removeprefix("harbor:")).expanduser()
-        return HarborSource(cfg.name, root if root.is_absolute() else base_dir / root, cfg.tags, cfg.names)
-    path = Path(cfg.source.removeprefix("jsonl:")).expanduser()
-    if not path.is_absolute():
-        path = base_dir / path
-    return JsonlSource(cfg.name, path, cfg.prompt_template, cfg.answer_extraction)
+        return HarborSource(cfg.name, cfg.task_path(base_dir), cfg.tags, cfg.names)
+    return JsonlSource(cfg.name, cfg.task_path(base_dir), cfg.prompt_template, cfg.answer_extraction)
 
 
 def build_mixture(config: RunConfig, base_dir: Path, quality_dir: Path | None = None, log=print) -> DomainMixture:
@@ -55,8 +51,7 @@ def gate_terminal_sources(config: RunConfig, sources: dict, base_dir: Path, qual
             continue
         earlier = quality_dir / cfg.name / "quarantine.txt"
         if config.quarantine:
-            path = Path(config.quarantine).expanduser()
-            kept = gate(source.tasks, path if path.is_absolute() else base_dir / path, log=log)
+            kept = gate(source.tasks, config_relative_path(config.quarantine, base_dir), log=log)
         elif earlier.is_file():  # a resumed run keeps the task set its first inspection chose
             kept = gate(source.tasks, earlier, log=log)
         else:
