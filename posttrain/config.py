@@ -7,6 +7,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
+import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from posttrain.agent.loop import AgentConfig
@@ -265,40 +266,4 @@ def load_config(path: Path | str) -> RunConfig:
 
 def dump_config(config: RunConfig) -> str:
     """The resolved config as TOML (every default filled in), for the run directory."""
-    return _to_toml(config.model_dump(mode="json", exclude_none=True, by_alias=True))
-
-
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
-    raise TypeError(f"cannot write {type(value).__name__} to TOML")
-
-
-def _toml_key(key: str) -> str:
-    return key if key.replace("_", "").replace("-", "").isalnum() else _toml_value(key)
-
-
-def _to_toml(data: dict[str, Any]) -> str:
-    lines: list[str] = []
-    tables: list[tuple[str, Any]] = []
-    for key, value in data.items():
-        if isinstance(value, dict) or (isinstance(value, list) and value and all(isinstance(v, dict) for v in value)):
-            tables.append((key, value))
-        else:
-            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
-    for key, value in tables:
-        entries = value if isinstance(value, list) else [value]
-        header = f"[[{key}]]" if isinstance(value, list) else f"[{key}]"
-        for entry in entries:
-            lines.append("")
-            lines.append(header)
-            lines.extend(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in entry.items())
-    return "\n".join(lines) + "\n"
+    return tomli_w.dumps(config.model_dump(mode="json", exclude_none=True, by_alias=True))

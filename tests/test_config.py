@@ -81,3 +81,16 @@ def test_task_paths_are_taken_from_the_config_folder(tmp_path, source, kind, exp
 def test_config_relative_path_expands_the_home_folder(tmp_path):
     assert config_relative_path("~/q.txt", tmp_path) == Path.home() / "q.txt"
     assert config_relative_path("q.txt", tmp_path) == tmp_path / "q.txt"
+
+
+def test_awkward_strings_and_keys_round_trip(tmp_path):
+    config = load_config(QUICKSTART)
+    config.domains[0].params = {"größe": "line one\r\nline two\t\"quoted\" \\ \x7f", "plain": ["a\rb", "é"]}
+    config.rollout.system_prompt = "carriage\rreturn"
+    text = dump_config(config)
+    import tomllib
+
+    assert parse_config(tomllib.loads(text)) == config
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    assert load_config(path) == config
