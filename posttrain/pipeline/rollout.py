@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from posttrain.engine.interface import Completion, GenerationRequest, InferenceEngine, SamplingParams
 from posttrain.tasks.records import Reward, Task
 from posttrain.tasks.verifiers import score
-from posttrain.train.trainer import TrainSample
+from posttrain.train.samples import TrainSample
 
 
 @dataclass

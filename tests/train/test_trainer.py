@@ -7,7 +7,8 @@ from posttrain.config import AlgorithmConfig, OptimConfig
 from posttrain.engine.hf_engine import HFEngine
 from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.rl import grpo_advantages
-from posttrain.train.trainer import PolicyTrainer, TrainSample
+from posttrain.train.samples import TrainSample
+from posttrain.train.trainer import PolicyTrainer
 
 
 def prompt(tokenizer, text):
