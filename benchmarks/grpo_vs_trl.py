@@ -105,8 +105,8 @@ def run_posttrain(args) -> dict:
     from posttrain.engine.factory import build_engine
     from posttrain.models.loading import load_tokenizer
     from posttrain.pipeline.build import load_policy_pair
-    from posttrain.pipeline.step_scoring import sampling_params
-    from posttrain.pipeline.sync_training import rl_step
+    from posttrain.pipeline.driver import rl_step
+    from posttrain.pipeline.inline_rollouts import InlineRollouts
     from posttrain.train.trainer import PolicyTrainer
 
     config = bench_config(args)
@@ -118,12 +118,12 @@ def run_posttrain(args) -> dict:
         trainer_model, config.optim, config.algorithm, config.rollout.temperature, pad_id=tokenizer.pad_token_id
     )
     engine = build_engine(config, engine_model, tokenizer)
-    params = sampling_params(config)
+    rollouts = InlineRollouts(config, engine, tokenizer, draw_tasks=lambda step: tasks_by_step[step - 1])
 
     step_s, rollout_s, train_s, other_s, rewards, lengths, completions = [], [], [], [], [], [], []
-    for step, tasks in enumerate(tasks_by_step, start=1):
+    for step in range(1, len(tasks_by_step) + 1):
         started = time.perf_counter()
-        record, groups, _ = rl_step(config, engine, trainer, tokenizer, tasks, step, params)
+        record, groups, _ = rl_step(config, rollouts, trainer, step)
         elapsed = time.perf_counter() - started
         step_s.append(elapsed)
         rollout_s.append(record["rollout_s"])

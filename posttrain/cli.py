@@ -50,7 +50,7 @@ def train_command(
     """Train a policy with RL (GRPO, RLOO, REINFORCE++; PPO-clip or GSPO loss) on the config's
     domains. Writes OUT/config.toml, metrics.jsonl, trajectories.sqlite, checkpoints/step-N/
     and summary.json (held-out accuracy before/after with a bootstrap 95% interval)."""
-    from posttrain.pipeline.sync_training import train
+    from posttrain.pipeline.driver import train
 
     try:
         summary = train(config, out, resume=resume, console=console)

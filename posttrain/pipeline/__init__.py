@@ -1,1 +1,1 @@
-"""Orchestration: rollouts, the synchronous RL loop, evaluation, the run directory."""
+"""The RL driver (driver.py) and its rollout side, inline or on the scheduler; evaluation, the run directory."""

@@ -141,18 +141,14 @@ def rollout_with_environment_time(job, ctx, median_s: float = 0.0, sigma: float 
 
 def train_one(config_path: Path, run_dir: Path, job_fn, console=None) -> dict:
     """`posttrain train CONFIG --out RUN_DIR` with a given rollout-job function."""
-    import torch
-
     from posttrain.pipeline.build import build_mixture
-    from posttrain.pipeline.orchestrator import train_scheduled
-    from posttrain.pipeline.sync_training import prepare_run
+    from posttrain.pipeline.driver import run_rl
+    from posttrain.pipeline.training_run import prepare_run, set_torch_threads_and_seed
 
     run = prepare_run(config_path, run_dir, resume=False)
-    if run.config.threads:
-        torch.set_num_threads(run.config.threads)
-    torch.manual_seed(run.config.seed)
+    set_torch_threads_and_seed(run.config)
     mixture = build_mixture(run.config, run.config_dir)
-    return train_scheduled(run, mixture, resume=False, console=console, job_fn=job_fn)
+    return run_rl(run, mixture, resume=False, console=console, job_fn=job_fn)
 
 
 def run_bench(config_text: str, max_staleness: int = 1, work_dir: Path | None = None, console=None,

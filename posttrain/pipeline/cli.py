@@ -81,7 +81,7 @@ def status_command(run_dir: Path = typer.Argument(..., help="A run directory (ru
 
     path = run_dir / STATUS
     if not path.is_file():
-        fail(f"{path}: no scheduler status (the run has not started, or runs the hf engine's inline loop)")
+        fail(f"{path}: no scheduler status (the run has not started, or runs the hf engine's inline rollouts)")
     status = json.loads(path.read_text())
     executor = status["executor"]
     console.print(f"{run_dir}: {status['mode']} (max_staleness {status['max_staleness']}), step {status['step']}, "

@@ -9,7 +9,7 @@ from posttrain.engine.interface import Completion, GenerationRequest, InferenceE
 from posttrain.models.token_ids import chat_prompt_ids
 from posttrain.tasks.records import Reward, Task
 from posttrain.tasks.verifiers import score
-from posttrain.train.trainer import TrainSample
+from posttrain.train.samples import TrainSample
 
 
 @dataclass

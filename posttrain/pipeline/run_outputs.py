@@ -1,15 +1,20 @@
-"""What both RL loops write into a run directory besides metrics: held-out results in a step
-record, step checkpoints, and summary.json."""
+"""What the RL driver writes into the run directory: trajectories.sqlite and metrics.jsonl step
+by step, held-out results in a step record, step checkpoints, eval_before.json, eval_after.json
+and summary.json; and the progress display that shows it."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from posttrain.config import RunConfig
 from posttrain.evaluate.statistics import paired_bootstrap_ci
+from posttrain.observe.metrics import JsonlMetricsSink, truncate_metrics_after
+from posttrain.observe.trajectory_store import TrajectoryStore
 from posttrain.pipeline.evaluation import EvalResult, evaluate
+from posttrain.pipeline.progress import TrainingProgress
 from posttrain.pipeline.run_dir import RunDir
 from posttrain.storage.atomic import write_json_atomic
 from posttrain.train.checkpoint import save_checkpoint
@@ -36,20 +41,6 @@ def save_step_checkpoint(config: RunConfig, rd: RunDir, step: int, trainer, toke
         {"mixture": mixture.state_dict(), "policy_version": step, "wall_s": wall_s},
         keep=config.train.keep_checkpoints, pipeline_state=pipeline_state,
     )
-
-
-def finish_step(config: RunConfig, step: int, record: dict, rows, *, store, metrics, progress, evals,
-                checkpoint) -> None:
-    """How every RL step ends, in both loops and in this order: its samples stored, a held-out
-    evaluation when due, its record written and shown, then `checkpoint()` when one is due (a
-    kill before that redoes the step on resume)."""
-    store.add_groups(step, "train", rows)
-    if eval_due(config, step):
-        add_eval(record, evals.run(f"eval @ step {step}"))
-    metrics.write(record)
-    progress.step_done(step, record)
-    if checkpoint_due(config, step):
-        checkpoint()
 
 
 def load_eval(path: Path) -> EvalResult:
@@ -99,3 +90,63 @@ class HeldoutEvals:
         result = self.run("eval before")
         write_json_atomic(rd.eval_before, result.to_json())
         return result
+
+
+class RunOutputs:
+    """The run directory's outputs for one session of training. A resumed run first drops the
+    records and trajectories of steps after its checkpoint: those steps are redone."""
+
+    def __init__(self, config: RunConfig, rd: RunDir, resume: bool, trained_through: int, wall_before: float,
+                 evaluation_engine, tokenizer, heldout, console=None) -> None:
+        self.config, self.rd, self.resume = config, rd, resume
+        self.trained_through, self.wall_before = trained_through, wall_before
+        if resume:
+            truncate_metrics_after(rd.metrics, trained_through)
+        self.store = TrajectoryStore(rd.trajectories)
+        if resume:
+            self.store.delete_after(trained_through)
+        self.metrics = JsonlMetricsSink(rd.metrics)
+        self.started = time.perf_counter()
+        self.progress = TrainingProgress(config.train.steps, len(heldout), console=console)
+        self.evals = HeldoutEvals(config, evaluation_engine, tokenizer, heldout, self.progress)
+
+    def __enter__(self) -> "RunOutputs":
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.__exit__(*exc)
+
+    def wall_s(self) -> float:
+        """Wall time of the whole run, earlier sessions included."""
+        return self.wall_before + time.perf_counter() - self.started
+
+    def eval_before(self) -> EvalResult:
+        result = self.evals.before(self.rd)
+        self.progress.set_completed(self.trained_through)
+        return result
+
+    def eval_after(self) -> EvalResult:
+        return self.evals.run("eval after")
+
+    def finish_step(self, step: int, record: dict, rows, checkpoint: Callable[[int], Any]) -> None:
+        """How every RL step ends, in this order: its samples stored, a held-out evaluation when
+        due, its record written and shown, then `checkpoint(step)` when one is due (a kill
+        before that redoes the step on resume)."""
+        self.store.add_groups(step, "train", rows)
+        if eval_due(self.config, step):
+            add_eval(record, self.evals.run(f"eval @ step {step}"))
+        self.metrics.write(record)
+        self.progress.step_done(step, record)
+        if checkpoint_due(self.config, step):
+            checkpoint(step)
+
+    def finish_run(self, before: EvalResult, after: EvalResult, extra: dict) -> dict:
+        """eval_after.json and summary.json (`extra`: what the rollout side adds to it)."""
+        write_json_atomic(self.rd.eval_after, after.to_json())
+        self.metrics.close()
+        self.store.close()
+        summary = run_summary(self.config, before, after, self.wall_s(), self.resume)
+        summary.update(extra)
+        write_json_atomic(self.rd.summary, summary)
+        return summary

@@ -1,6 +1,6 @@
 """From a step's rollout groups to what the trainer learns from: rewards, group-relative
 advantages (GRPO, RLOO, REINFORCE++), the dynamic-sampling filter, the step's reward metrics
-and the rows stored in trajectories.sqlite. Shared by the inline loop and the orchestrator."""
+and the rows stored in trajectories.sqlite. Part of every step of the driver."""
 
 from __future__ import annotations
 

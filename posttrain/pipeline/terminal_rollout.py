@@ -11,7 +11,7 @@ from posttrain.agent.policies import ModelPolicy
 from posttrain.agent.trajectory import Trajectory, training_segments
 from posttrain.engine.interface import SamplingParams
 from posttrain.tasks.records import Reward, Task
-from posttrain.train.trainer import TrainSample
+from posttrain.train.samples import TrainSample
 
 
 @dataclass

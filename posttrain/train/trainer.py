@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 
 import torch
 
@@ -17,27 +16,7 @@ from posttrain.config import AlgorithmConfig, OptimConfig
 from posttrain.rl import aggregate, gspo_loss, kl_penalty, ppo_clip_loss, truncated_importance_weights
 from posttrain.train.logprobs import pad_right, token_logprobs
 from posttrain.train.microbatch import token_budget_microbatches
-
-
-@dataclass
-class TrainSample:
-    """One completion to learn from: prompt + completion token ids as the engine produced them.
-    `completion_mask` (multi-turn episodes) is 1 on the model's own tokens and 0 on the tool
-    observations between them: those are context, never trained on; None means all 1."""
-
-    prompt_ids: list[int]
-    completion_ids: list[int]
-    engine_logprobs: list[float]
-    advantage: float
-    completion_mask: list[int] | None = None
-
-    @property
-    def trained_tokens(self) -> int:
-        return sum(self.completion_mask) if self.completion_mask is not None else len(self.completion_ids)
-
-    @property
-    def length(self) -> int:
-        return len(self.prompt_ids) + len(self.completion_ids)
+from posttrain.train.samples import TrainSample
 
 
 class PolicyTrainer:

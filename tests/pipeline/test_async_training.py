@@ -9,7 +9,7 @@ import pytest
 
 from posttrain.config import load_config, parse_config
 from posttrain.errors import ConfigError
-from posttrain.pipeline.sync_training import train
+from posttrain.pipeline.driver import train
 
 
 def async_config(path, eta=1, extra=""):

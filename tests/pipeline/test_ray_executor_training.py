@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from posttrain.pipeline.sync_training import train
+from posttrain.pipeline.driver import train
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
 

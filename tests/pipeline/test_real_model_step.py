@@ -7,8 +7,8 @@ from posttrain.config import parse_config
 from posttrain.engine.factory import build_engine
 from posttrain.models.loading import load_tokenizer
 from posttrain.pipeline.build import build_mixture, load_policy_pair
-from posttrain.pipeline.step_scoring import sampling_params
-from posttrain.pipeline.sync_training import rl_step
+from posttrain.pipeline.driver import rl_step
+from posttrain.pipeline.inline_rollouts import InlineRollouts
 from posttrain.train.trainer import PolicyTrainer
 
 
@@ -28,9 +28,9 @@ def test_real_model_step_mismatch_below_1e_3(tmp_path):
     trainer = PolicyTrainer(trainer_model, config.optim, config.algorithm, config.rollout.temperature,
                             pad_id=tokenizer.pad_token_id)
     engine = build_engine(config, engine_model, tokenizer)
+    rollouts = InlineRollouts(config, engine, tokenizer, draw_tasks=lambda step: mixture.sample_step(step, 2))
     for step in (1, 2):
-        record, groups, _ = rl_step(config, engine, trainer, tokenizer, mixture.sample_step(step, 2), step,
-                                    sampling_params(config))
+        record, groups, _ = rl_step(config, rollouts, trainer, step)
         assert record["logprob_mismatch_max"] < 1e-3
         assert all(c.version == step - 1 for g in groups for c in g.completions)
     assert engine.version == 2

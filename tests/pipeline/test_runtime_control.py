@@ -8,7 +8,7 @@ import time
 from typer.testing import CliRunner
 
 from posttrain.cli import app
-from posttrain.pipeline.sync_training import train
+from posttrain.pipeline.driver import train
 
 
 def test_weights_and_workers_change_while_the_run_goes(tmp_path, tiny_config):

@@ -4,7 +4,7 @@ import sqlite3
 import pytest
 
 from posttrain.errors import PosttrainError
-from posttrain.pipeline.sync_training import train
+from posttrain.pipeline.driver import train
 
 
 def test_training_run_writes_the_run_directory(tmp_path, tiny_config):

@@ -8,7 +8,7 @@ import pytest
 
 from posttrain.config import load_config
 from posttrain.errors import ConfigError
-from posttrain.pipeline.sync_training import train
+from posttrain.pipeline.driver import train
 from tests.sandbox.conftest import BWRAP_MISSING
 
 SUITE = Path(__file__).resolve().parents[2] / "tasks" / "terminal"

@@ -6,7 +6,8 @@ import copy
 import torch
 
 from posttrain.config import AlgorithmConfig, OptimConfig
-from posttrain.train.trainer import PolicyTrainer, TrainSample
+from posttrain.train.samples import TrainSample
+from posttrain.train.trainer import PolicyTrainer
 
 
 def test_no_gradient_flows_through_observation_tokens(tiny_model):

@@ -8,7 +8,8 @@ from posttrain.engine.hf_engine import HFEngine
 from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.models.token_ids import chat_prompt_ids
 from posttrain.rl import grpo_advantages
-from posttrain.train.trainer import PolicyTrainer, TrainSample
+from posttrain.train.samples import TrainSample
+from posttrain.train.trainer import PolicyTrainer
 
 
 def prompt(tokenizer, text):

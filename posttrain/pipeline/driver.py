@@ -1,0 +1,108 @@
+"""The RL driver, one for every mode: a single controller that reads as the algorithm, while the
+rollout side and the trainer do the work.
+
+    rollouts = InlineRollouts (hf: generated in this thread)
+             | ScheduledRollouts (engine service + scheduler workers; sync at eta = 0, async above)
+    for step in steps:
+        batch   = rollouts.next_batch(step)          # groups: engine token ids, logprobs, rewards
+        samples = score(batch)                       # group-relative advantages, dynamic sampling
+        stats   = trainer.step(samples)              # loss, KL, clip, TIS, logprob mismatch
+        rollouts.publish(trainer.weights, step)      # weight sync; lets the next rollouts in
+        finish the step: trajectories, metrics, held-out eval every N, checkpoint every M
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from posttrain.config import RunConfig
+from posttrain.faults import fault_point
+from posttrain.engine.factory import build_engine
+from posttrain.pipeline.build import build_mixture
+from posttrain.pipeline.inline_rollouts import InlineRollouts
+from posttrain.pipeline.rollout_job import run_rollout_job
+from posttrain.pipeline.rollout_source import RolloutSource
+from posttrain.pipeline.run_outputs import RunOutputs, save_step_checkpoint
+from posttrain.pipeline.scheduled_rollouts import ScheduledRollouts
+from posttrain.pipeline.starting_point import StartingPoint, starting_point
+from posttrain.pipeline.step_metrics import StepMetrics
+from posttrain.pipeline.step_scoring import score_step, trajectory_rows
+from posttrain.pipeline.training_run import TrainingRun, prepare_run, set_torch_threads_and_seed
+from posttrain.scheduler.job import JobFunction
+from posttrain.tasks.domains import DomainMixture
+from posttrain.models.loading import load_tokenizer
+from posttrain.train.trainer import PolicyTrainer, finite_or_raise
+
+
+def train(config_path: Path | None, out: Path, resume: bool = False, console=None) -> dict:
+    """`posttrain train CONFIG --out RUN_DIR [--resume]` -> summary.json's content."""
+    run = prepare_run(config_path, out, resume)
+    set_torch_threads_and_seed(run.config)
+    mixture = build_mixture(run.config, run.config_dir, quality_dir=run.run_dir.root / "quality",
+                            log=_gate_log(console))
+    return run_rl(run, mixture, resume, console=console)
+
+
+def run_rl(run: TrainingRun, mixture: DomainMixture, resume: bool, console=None,
+           job_fn: JobFunction = run_rollout_job) -> dict:
+    config, rd = run.config, run.run_dir
+    heldout = mixture.heldout()
+    tokenizer = load_tokenizer(config.model.name)
+    start = starting_point(config, rd.checkpoints, resume, tokenizer, mixture)
+    trainer = start.trainer
+    rollouts = open_rollouts(config, start, tokenizer, mixture, rd.root, job_fn)
+    try:
+        outputs = RunOutputs(config, rd, resume, start.step, start.wall_s, rollouts.engine, tokenizer, heldout,
+                             console=console)
+        metrics = StepMetrics(rollouts)
+
+        def checkpoint(step: int) -> None:
+            save_step_checkpoint(config, rd, step, trainer, tokenizer, mixture, wall_s=outputs.wall_s(),
+                                 pipeline_state=rollouts.state_dict())
+
+        with outputs:
+            before = outputs.eval_before()
+            metrics.start_loop()
+            rollouts.start(start.step)
+            for step in range(start.step + 1, config.train.steps + 1):
+                record, groups, advantages = rl_step(config, rollouts, trainer, step, metrics)
+                outputs.finish_step(step, record, trajectory_rows(groups, advantages), checkpoint)
+            loop_s = metrics.loop_s()
+            after = outputs.eval_after()
+    finally:
+        rollouts.close()
+    return outputs.finish_run(before, after, rollouts.summary(loop_s, config.train.steps - start.step))
+
+
+def rl_step(config: RunConfig, rollouts: RolloutSource, trainer: PolicyTrainer, step: int,
+            metrics: StepMetrics | None = None):
+    """One RL step -> (its metrics record, the batch's groups, their advantages)."""
+    metrics = metrics or StepMetrics(rollouts)
+    metrics.start_step()
+    batch = rollouts.next_batch(step)
+    record, samples, advantages = score_step(config, batch.groups)
+    if samples:
+        stats = trainer.step(samples)
+        finite_or_raise(stats)
+        record.update(stats)
+    fault_point("train_step")
+    rollouts.publish(trainer.model.named_parameters() if samples else None, version=step)
+    record.update(metrics.record(step, batch, train_tokens=record.get("train_tokens", 0.0)))
+    return record, batch.groups, advantages
+
+
+def open_rollouts(config: RunConfig, start: StartingPoint, tokenizer, mixture: DomainMixture, run_root: Path,
+                  job_fn: JobFunction) -> RolloutSource:
+    """The hf engine's generate() is one batch call that cannot serve concurrent workers: its
+    rollouts run inline. Every other engine serves the scheduler's workers."""
+    engine = build_engine(config, start.engine_model, tokenizer, version=start.step)
+    if config.engine.backend == "hf":
+        return InlineRollouts(config, engine, tokenizer,
+                              draw_tasks=lambda step: mixture.sample_step(step, config.rollout.prompts_per_step))
+    return ScheduledRollouts(config, engine, mixture, start.step, start.pipeline_state, run_root, job_fn)
+
+
+def _gate_log(console):
+    if console is None:
+        return print
+    return lambda line: console.print(line, markup=False, highlight=False)

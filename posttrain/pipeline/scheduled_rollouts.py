@@ -1,0 +1,200 @@
+"""The rollout side on the scheduler, synchronous (eta = 0) or asynchronous (eta >= 1): the engine
+service steps the engine for every worker; scheduler workers (threads | processes | Ray actors)
+run one rollout job per task; the controller admits work under the staleness bound and buffers
+what comes back (rollout_controller.py).
+
+    next_batch(step)         the oldest fresh groups; stale ones are regenerated meanwhile
+    publish(weights, v)      weights into the engine service (in-flight rollouts continue or
+                             restart), then the slots that version v lets in are admitted
+    state_dict()             buffered groups and the slots in flight (a resume re-queues those),
+                             domain weights and worker count as `posttrain pipeline set` left them
+
+Between steps it applies changes from control.json and keeps scheduler.json up to date
+(control.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import torch
+
+from posttrain.config import RunConfig
+from posttrain.engine.interface import InferenceEngine
+from posttrain.pipeline.control import ControlWatcher, StatusWriter
+from posttrain.pipeline.engine_service import EngineServer
+from posttrain.pipeline.experience_buffer import BufferedGroup, group_versions, version_gap
+from posttrain.pipeline.rollout_controller import RolloutController, RolloutPlan
+from posttrain.pipeline.rollout_source import RolloutBatch
+from posttrain.pipeline.step_scoring import sampling_params
+from posttrain.scheduler import RetryPolicy
+from posttrain.scheduler.factory import make_executor
+from posttrain.scheduler.job import JobFunction
+from posttrain.tasks.domains import DomainMixture
+
+
+def max_staleness(config: RunConfig) -> int:
+    return config.async_.max_staleness if config.mode == "async" else 0
+
+
+@dataclass
+class ScheduledBatch(RolloutBatch):
+    entries: list[BufferedGroup] = field(default_factory=list)
+
+
+class ScheduledRollouts:
+    runs_in_background = True
+
+    def __init__(self, config: RunConfig, engine: InferenceEngine, mixture: DomainMixture, trained_through: int,
+                 saved: dict[str, Any] | None, run_root: Path, job_fn: JobFunction) -> None:
+        """`saved`: this side's state_dict() from the checkpoint resumed from; `job_fn` runs one
+        rollout job in a worker (`pipeline bench` wraps the default to model environment time)."""
+        self.config = config
+        self.mixture = mixture
+        self.eta = max_staleness(config)
+        self.step = trained_through
+        self.weights = dict((saved or {}).get("weights") or {d.name: d.weight for d in config.domains})
+        self.workers = ((saved or {}).get("workers") or config.scheduler.workers
+                        or config.rollout.prompts_per_step * (self.eta + 1))
+        self.stats_before = (saved or {}).get("scheduler_stats", {})  # counters of earlier sessions
+        self._control: dict | None = None
+        _set_mixture_weights(mixture, self.weights)
+
+        self.server = self.executor = self.status = None
+        try:
+            self.server = EngineServer(engine, partial_rollouts=config.async_.partial_rollouts,
+                                       host=_service_host(config))
+            sched = config.scheduler
+            self.executor = make_executor(job_fn, sched.executor, workers=self.workers, worker_kind=sched.worker_kind,
+                                          address=sched.address, cpus_per_worker=sched.cpus_per_worker,
+                                          retry=RetryPolicy(sched.max_attempts, sched.backoff_s, sched.backoff_max_s),
+                                          weights=self.weights, preemption=sched.preemption)
+            plan = RolloutPlan(sampling_params(config), config.seed, config.rollout.prompts_per_step, config.model.name,
+                               config.rollout.system_prompt, config.agent)
+            self.controller = RolloutController(plan, mixture, self.executor, self.server.client(), self.eta,
+                                                config.train.steps)
+            if saved is not None:
+                self.controller.load_state_dict(saved["controller"])
+            else:
+                self.controller.admitted_through = trained_through  # everything drawn before was trained
+            self.watcher = ControlWatcher(run_root)
+            self.status = StatusWriter(run_root, self._snapshot)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def engine(self) -> EngineServer:
+        return self.server
+
+    def start(self, trained_through: int) -> None:
+        self.server.reset_usage()
+        self.controller.admit(trained_through)
+
+    def next_batch(self, step: int) -> ScheduledBatch:
+        self.step = step
+        self._control = self.watcher.poll()
+        if self._control:
+            self._apply_control(self._control)
+        waited = self.controller.waited_s
+        entries = _training_order(self.controller.next_batch(step - 1))
+        waited = self.controller.waited_s - waited
+        return ScheduledBatch(step, [e.group for e in entries], [e.group.task.id for e in entries], waited, entries)
+
+    def publish(self, named_params: Iterable[tuple[str, torch.Tensor]] | None, version: int) -> None:
+        if named_params is None:
+            self.server.set_version(version)
+        else:
+            self.server.update_weights(named_params, version=version)
+        self.controller.admit(version)
+
+    def batch_metrics(self, batch: ScheduledBatch, step_s: float) -> dict:
+        controller, usage = self.controller, self.server.reset_usage()
+        gaps = [version_gap(batch.step - 1, e.head_version) for e in batch.entries]
+        record = {
+            "mode": self.config.mode,
+            "max_staleness": self.eta,
+            "stream_slots": [e.key for e in batch.entries],
+            "staleness": gaps,
+            "staleness_max": max(gaps, default=0),
+            "staleness_mean": sum(gaps) / max(len(gaps), 1),
+            "partial_groups": sum(len(group_versions(e.group)) > 1 for e in batch.entries),
+            "trainer_wait_s": batch.waited_s,
+            "trainer_idle_frac": min(1.0, batch.waited_s / max(step_s, 1e-9)),
+            "rollout_idle_frac": usage.idle_fraction,
+            "engine_steps": usage.steps,
+            "buffered": len(controller.buffer),
+            "in_flight": controller.in_flight,
+            "regenerated": controller.counters.regenerated,
+            "requeued_on_resume": controller.counters.requeued_on_resume,
+            "restored_buffered": controller.counters.restored_buffered,
+            **{f"scheduler/{k}": v for k, v in self._scheduler_totals().items()},
+            "scheduler/workers": self.executor.target_workers,
+            "domain_weights": dict(self.weights),
+        }
+        if self._control:
+            record["control_revision"] = self._control.get("revision")
+        return record
+
+    def state_dict(self) -> dict:
+        return {"controller": self.controller.state_dict(), "weights": self.weights, "workers": self.workers,
+                "scheduler_stats": self._scheduler_totals()}
+
+    def summary(self, train_loop_s: float, steps_this_session: int) -> dict:
+        sched = self.config.scheduler
+        return {"pipeline": {"mode": self.config.mode, "max_staleness": self.eta, "executor": sched.executor,
+                             "worker_kind": sched.worker_kind if sched.executor == "local" else "ray-actor",
+                             "train_loop_s": train_loop_s, "steps_this_session": steps_this_session,
+                             "scheduler": self._scheduler_totals(),
+                             "controller": self.controller.counters.to_dict()}}
+
+    def close(self) -> None:
+        for close in (self.status and self.status.close, self.executor and self.executor.shutdown,
+                      self.server and self.server.close):
+            if close:
+                close()
+
+    def _snapshot(self) -> dict:
+        return {"mode": self.config.mode, "max_staleness": self.eta, "policy_version": self.server.version,
+                "step": self.step, "buffered": len(self.controller.buffer), "in_flight": self.controller.in_flight,
+                "admitted_through": self.controller.admitted_through, "executor": self.executor.status()}
+
+    def _scheduler_totals(self) -> dict:
+        now = self.executor.stats.to_dict()
+        return {k: self.stats_before.get(k, 0) + v for k, v in now.items()}
+
+    def _apply_control(self, control: dict) -> None:
+        new_weights = {k: float(v) for k, v in (control.get("weights") or {}).items() if k in self.mixture.domains}
+        if new_weights:
+            self.weights = {**self.weights, **new_weights}
+            _set_mixture_weights(self.mixture, self.weights)
+            self.executor.set_weights(self.weights)
+        if control.get("workers"):
+            self.workers = int(control["workers"])
+            self.executor.scale(self.workers)
+
+
+def _training_order(batch: list[BufferedGroup]) -> list[BufferedGroup]:
+    """Answer groups, then terminal groups, each in stream order: InlineRollouts' order, so that
+    a sync run through the scheduler trains exactly what an inline run trains."""
+    return sorted(batch, key=lambda e: (e.group.task.kind == "terminal", e.order))
+
+
+def _set_mixture_weights(mixture: DomainMixture, weights: dict[str, float]) -> None:
+    for name, weight in weights.items():
+        if name in mixture.domains:
+            mixture.domains[name].weight = weight
+
+
+def _service_host(config: RunConfig) -> str | None:
+    """A Unix socket serves workers on this machine; a Ray cluster elsewhere needs TCP."""
+    if config.scheduler.executor == "ray" and config.scheduler.address:
+        from posttrain.scheduler.ray_worker import ensure_ray
+
+        ensure_ray(config.scheduler.address)
+        import ray
+
+        return ray.util.get_node_ip_address()
+    return None
