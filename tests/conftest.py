@@ -14,6 +14,24 @@ hf_logging.set_verbosity_error()
 hf_logging.disable_progress_bar()
 
 
+def expects_bit_equality(model) -> bool:
+    """Whether this CPU's kernels give the engine the trainer's bits on this model: the engine's
+    own start-up probe (row_invariance.py). Where it does not, the engine warns, and tests of
+    zero mismatch check float noise instead."""
+    from posttrain.engine.builtin.row_invariance import probe_model
+
+    return probe_model(model).holds
+
+
+def assert_logprobs_match(engine_side, trainer_side, bit_equal: bool, message=None) -> None:
+    """Equal to the bit where the probe promises it, else within float noise."""
+    engine_side, trainer_side = torch.as_tensor(engine_side), torch.as_tensor(trainer_side)
+    if bit_equal:
+        assert torch.equal(engine_side, trainer_side), message
+    else:
+        assert torch.allclose(engine_side, trainer_side, atol=1e-4, rtol=0), message
+
+
 @pytest.fixture(scope="session")
 def tokenizer():
     from posttrain.models.loading import load_tokenizer

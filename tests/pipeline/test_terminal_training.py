@@ -8,7 +8,9 @@ import pytest
 
 from posttrain.config import load_config
 from posttrain.errors import ConfigError
+from posttrain.models.loading import load_model
 from posttrain.pipeline.driver import train
+from tests.conftest import expects_bit_equality
 from tests.sandbox.conftest import BWRAP_MISSING
 
 SUITE = Path(__file__).resolve().parents[2] / "tasks" / "terminal"
@@ -46,10 +48,14 @@ def test_two_steps_of_multi_turn_grpo(tmp_path):
     path.write_text(CONFIG.format(suite=SUITE))
     summary = train(path, tmp_path / "run")
     records = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    bit_equal = expects_bit_equality(load_model("tiny-llama", seed=0))
     assert [r["step"] for r in records] == [1, 2]
     for record in records:
         assert record["groups"] == 1 and "reward/term" in record
-        assert record["logprob_mismatch_max"] == 0.0  # builtin engine and trainer agree to the bit
+        if bit_equal:
+            assert record["logprob_mismatch_max"] == 0.0  # builtin engine and trainer agree to the bit
+        else:  # where the engine's start-up probe found this CPU's kernels round some rows differently
+            assert record["logprob_mismatch_max"] < 1e-4
         assert record["train_tokens"] > 0
     rows = sqlite3.connect(tmp_path / "run" / "trajectories.sqlite").execute(
         "SELECT task_id, finish_reason, details FROM trajectories").fetchall()
