@@ -3,7 +3,7 @@ PY := .venv/bin/python
 RUN_DIR ?= runs/quickstart
 CONFIG ?= examples/quickstart.toml
 
-.PHONY: setup run test test-fast bench bench-pipeline bench-engines clean
+.PHONY: setup run lint test test-fast bench bench-pipeline bench-engines clean
 
 setup:
 	@bash scripts/setup_env.sh
@@ -11,10 +11,14 @@ setup:
 run: setup
 	OMP_NUM_THREADS=2 .venv/bin/posttrain train $(CONFIG) --out $(RUN_DIR)
 
-test: setup
+lint: setup
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+test: lint
 	$(PY) -m pytest -q -ra
 
-test-fast: setup
+test-fast: lint
 	$(PY) -m pytest -q -ra -m "not slow"
 
 bench: setup

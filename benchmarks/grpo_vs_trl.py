@@ -138,16 +138,21 @@ def run_posttrain(args) -> dict:
             f"train {record.get('train_time_s', 0.0):.2f} s), reward {record['reward_mean']:.3f}, "
             f"mean completion {record['completion_len_mean']:.1f} tokens"
         )
-    return _summary("posttrain", step_s, args.warmup, {
-        "generate_s_all": rollout_s,
-        "train_s_all": train_s,
-        "score_and_sync_s_all": other_s,
-        "reward_mean_all": rewards,
-        "completion_len_mean_all": lengths,
-        "completions_per_step": completions,
-        "micro_batch_tokens": config.optim.micro_batch_tokens,
-        "task_ids": [[t.id for t in tasks] for tasks in tasks_by_step],
-    })
+    return _summary(
+        "posttrain",
+        step_s,
+        args.warmup,
+        {
+            "generate_s_all": rollout_s,
+            "train_s_all": train_s,
+            "score_and_sync_s_all": other_s,
+            "reward_mean_all": rewards,
+            "completion_len_mean_all": lengths,
+            "completions_per_step": completions,
+            "micro_batch_tokens": config.optim.micro_batch_tokens,
+            "task_ids": [[t.id for t in tasks] for tasks in tasks_by_step],
+        },
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -157,7 +162,6 @@ def run_posttrain(args) -> dict:
 
 def run_trl(args) -> dict:
     _setup_threads(args.threads)
-    import torch
     import trl
     from datasets import Dataset
     from transformers import TrainerCallback
@@ -173,9 +177,7 @@ def run_trl(args) -> dict:
     tasks_by_step = step_tasks(config, total_steps)
     tasks = [t for step in tasks_by_step for t in step]
     system_prompt = config.rollout.system_prompt
-    dataset = Dataset.from_list(
-        [{"prompt": t.messages(system_prompt), "task_index": i} for i, t in enumerate(tasks)]
-    )
+    dataset = Dataset.from_list([{"prompt": t.messages(system_prompt), "task_index": i} for i, t in enumerate(tasks)])
 
     reward_calls: list[float] = []
 
@@ -277,26 +279,33 @@ def run_trl(args) -> dict:
             step = len(self.step_s)
             label = "warm-up" if step <= args.warmup else "measured"
             gen = generate_s[-1] if generate_s else float("nan")
-            log(f"trl step {step} ({label}): {elapsed:.2f} s (generate {gen:.2f} s), reward {reward:.3f}, "
-                f"mean completion {length:.1f} tokens")
+            log(
+                f"trl step {step} ({label}): {elapsed:.2f} s (generate {gen:.2f} s), reward {reward:.3f}, "
+                f"mean completion {length:.1f} tokens"
+            )
 
     timer = StepTimer()
     trainer.add_callback(timer)
     trainer.train()
     if len(timer.step_s) != total_steps:
         raise RuntimeError(f"TRL ran {len(timer.step_s)} optimizer steps, expected {total_steps}")
-    return _summary("trl", timer.step_s, args.warmup, {
-        "generate_s_all": generate_s,
-        "train_s_all": [s - g for s, g in zip(timer.step_s, generate_s)],
-        "reward_fn_s_all": reward_calls,
-        "reward_mean_all": timer.rewards,
-        "completion_len_mean_all": timer.lengths,
-        "trl_version": trl.__version__,
-        "trl_optim": str(grpo_args.optim),
-        "trl_generation_batch_size": grpo_args.generation_batch_size,
-        "trl_steps_per_generation": grpo_args.steps_per_generation,
-        "task_ids": [[t.id for t in step] for step in tasks_by_step],
-    })
+    return _summary(
+        "trl",
+        timer.step_s,
+        args.warmup,
+        {
+            "generate_s_all": generate_s,
+            "train_s_all": [s - g for s, g in zip(timer.step_s, generate_s)],
+            "reward_fn_s_all": reward_calls,
+            "reward_mean_all": timer.rewards,
+            "completion_len_mean_all": timer.lengths,
+            "trl_version": trl.__version__,
+            "trl_optim": str(grpo_args.optim),
+            "trl_generation_batch_size": grpo_args.generation_batch_size,
+            "trl_steps_per_generation": grpo_args.steps_per_generation,
+            "task_ids": [[t.id for t in step] for step in tasks_by_step],
+        },
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -307,8 +316,12 @@ def run_trl(args) -> dict:
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="smollm2-135m", help="posttrain model spec (default smollm2-135m)")
-    parser.add_argument("--engine", default="hf", choices=("hf", "builtin"),
-                        help="posttrain's rollout engine (default hf: the same transformers generation TRL uses)")
+    parser.add_argument(
+        "--engine",
+        default="hf",
+        choices=("hf", "builtin"),
+        help="posttrain's rollout engine (default hf: the same transformers generation TRL uses)",
+    )
     parser.add_argument("--prompts", type=int, default=4, help="prompts per step (default 4)")
     parser.add_argument("--group-size", type=int, default=8, help="completions per prompt (default 8)")
     parser.add_argument("--max-tokens", type=int, default=32, help="max completion tokens (default 32)")
@@ -317,10 +330,18 @@ def parse_args(argv=None):
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--lr", type=float, default=1e-5)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch threads on both sides (default: $OMP_NUM_THREADS, else torch's default)")
-    parser.add_argument("--micro-batch-tokens", type=int, default=None,
-                        help="posttrain's optim.micro_batch_tokens (default: the quickstart's)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch threads on both sides (default: $OMP_NUM_THREADS, else torch's default)",
+    )
+    parser.add_argument(
+        "--micro-batch-tokens",
+        type=int,
+        default=None,
+        help="posttrain's optim.micro_batch_tokens (default: the quickstart's)",
+    )
     parser.add_argument("--only", choices=SIDES, action="append", help="run only this side (repeatable)")
     parser.add_argument("--out", type=Path, default=None, help="also write the JSON to this file")
     parser.add_argument("--side", choices=SIDES, help=argparse.SUPPRESS)
@@ -343,10 +364,28 @@ def parse_args(argv=None):
 
 def _forwarded(args) -> list[str]:
     out = [
-        "--model", args.model, "--engine", args.engine, "--prompts", str(args.prompts), "--group-size", str(args.group_size),
-        "--max-tokens", str(args.max_tokens), "--steps", str(args.steps), "--warmup", str(args.warmup),
-        "--temperature", repr(args.temperature), "--lr", repr(args.lr), "--seed", str(args.seed),
-        "--threads", str(args.threads),
+        "--model",
+        args.model,
+        "--engine",
+        args.engine,
+        "--prompts",
+        str(args.prompts),
+        "--group-size",
+        str(args.group_size),
+        "--max-tokens",
+        str(args.max_tokens),
+        "--steps",
+        str(args.steps),
+        "--warmup",
+        str(args.warmup),
+        "--temperature",
+        repr(args.temperature),
+        "--lr",
+        repr(args.lr),
+        "--seed",
+        str(args.seed),
+        "--threads",
+        str(args.threads),
     ]
     if args.micro_batch_tokens:
         out += ["--micro-batch-tokens", str(args.micro_batch_tokens)]
@@ -421,8 +460,10 @@ def main(argv=None) -> int:
         args.side_out.write_text(json.dumps(result))
         return 0
     sides = [s for s in SIDES if not args.only or s in args.only]
-    log(f"model {args.model}, {args.prompts} prompts x {args.group_size} completions, <= {args.max_tokens} tokens, "
-        f"{args.warmup} warm-up + {args.steps} measured steps, {args.threads} torch threads")
+    log(
+        f"model {args.model}, {args.prompts} prompts x {args.group_size} completions, <= {args.max_tokens} tokens, "
+        f"{args.warmup} warm-up + {args.steps} measured steps, {args.threads} torch threads"
+    )
     results = {side: run_side_subprocess(side, args) for side in sides}
     report = combine(args, results)
     from posttrain.console import emit_benchmark

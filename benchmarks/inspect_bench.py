@@ -59,8 +59,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=Path, default=REPO / "tasks" / "terminal")
     parser.add_argument("--repeats", default="3", help="comma-separated: one inspection per value")
-    parser.add_argument("--concurrency", type=int, default=None,
-                        help="the inspection's (default: posttrain inspect's, one per core plus one)")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="the inspection's (default: posttrain inspect's, one per core plus one)",
+    )
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
@@ -74,9 +78,12 @@ def main() -> None:
     for task in tasks:  # warm cache: neither side pays for builds
         build_task_environment(task)
     repeats = [int(r) for r in args.repeats.split(",")]
-    times: dict[str, list[float]] = {"oracle_sequential_s": [], "oracle_parallel_s": [],
-                                     **{f"inspect_r{r}_s": [] for r in repeats},
-                                     f"reinspect_unchanged_r{repeats[0]}_s": []}
+    times: dict[str, list[float]] = {
+        "oracle_sequential_s": [],
+        "oracle_parallel_s": [],
+        **{f"inspect_r{r}_s": [] for r in repeats},
+        f"reinspect_unchanged_r{repeats[0]}_s": [],
+    }
     verdicts: dict = {}
     for round_index in range(args.rounds):
         log(f"round {round_index + 1}: oracle once, one at a time")
@@ -96,11 +103,16 @@ def main() -> None:
                     times[f"reinspect_unchanged_r{r}_s"].append(elapsed)
     medians = {k: round(statistics.median(v), 2) for k, v in times.items()}
     result = {
-        "tasks": len(tasks), "rounds": args.rounds, "inspect_concurrency": args.concurrency, **medians,
-        "ratio_to_sequential": {f"r{r}": round(medians[f"inspect_r{r}_s"] / medians["oracle_sequential_s"], 2)
-                                for r in repeats},
-        "ratio_to_parallel": {f"r{r}": round(medians[f"inspect_r{r}_s"] / medians["oracle_parallel_s"], 2)
-                              for r in repeats},
+        "tasks": len(tasks),
+        "rounds": args.rounds,
+        "inspect_concurrency": args.concurrency,
+        **medians,
+        "ratio_to_sequential": {
+            f"r{r}": round(medians[f"inspect_r{r}_s"] / medians["oracle_sequential_s"], 2) for r in repeats
+        },
+        "ratio_to_parallel": {
+            f"r{r}": round(medians[f"inspect_r{r}_s"] / medians["oracle_parallel_s"], 2) for r in repeats
+        },
         "verdicts": {f"r{r}": {k: v for k, v in verdicts[r].items() if v} for r in repeats},
         "raw": times,
     }

@@ -89,12 +89,20 @@ def main(argv: list[str] | None = None) -> dict:
     for rows in row_counts:
         for out_features, in_features in SHAPES:
             row = time_shape(out_features, in_features, rows, args.rounds)
-            print(f"{out_features}x{in_features} at {rows} rows: mkl {row['mkl_ms']:.3f} ms, "
-                  f"onednn {row['onednn_reordered_ms']:.3f} ms ({row['speedup']:.2f}x)", file=sys.stderr)
+            print(
+                f"{out_features}x{in_features} at {rows} rows: mkl {row['mkl_ms']:.3f} ms, "
+                f"onednn {row['onednn_reordered_ms']:.3f} ms ({row['speedup']:.2f}x)",
+                file=sys.stderr,
+            )
             shapes.append(row)
     invariant, same = invariance()
-    result = {"threads": args.threads, "torch": torch.__version__, "shapes": shapes,
-              "row_count_invariant": invariant, "reordered_equals_plain": same}
+    result = {
+        "threads": args.threads,
+        "torch": torch.__version__,
+        "shapes": shapes,
+        "row_count_invariant": invariant,
+        "reordered_equals_plain": same,
+    }
     emit_benchmark(result, args.out)
     return result
 

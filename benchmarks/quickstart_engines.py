@@ -59,8 +59,13 @@ def run_once(engine: str, steps: int, directory: Path) -> dict:
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")}
     log(f"{engine}: posttrain train {config.name} ({steps} steps) ...")
     started = time.perf_counter()
-    done = subprocess.run([str(Path(sys.executable).parent / "posttrain"), "train", str(config), "--out", str(out)],
-                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "posttrain"), "train", str(config), "--out", str(out)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{engine}: posttrain train failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
@@ -76,17 +81,21 @@ def run_once(engine: str, steps: int, directory: Path) -> dict:
         "heldout_after": summary["eval_after"]["overall"],
         "load_average_after": os.getloadavg()[0],
     }
-    log(f"{engine}: {wall:.1f} s, mismatch max {row['logprob_mismatch_max']:.2e}, "
-        f"held-out {row['heldout_before']:.3f} -> {row['heldout_after']:.3f}")
+    log(
+        f"{engine}: {wall:.1f} s, mismatch max {row['logprob_mismatch_max']:.2e}, "
+        f"held-out {row['heldout_before']:.3f} -> {row['heldout_after']:.3f}"
+    )
     return row
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--steps", type=int, default=10, help="training steps per run (default 10)")
-    parser.add_argument("--order", default="builtin,hf",
-                        help="engines to run, in this order (comma-separated; default builtin,hf)")
+    parser.add_argument(
+        "--order", default="builtin,hf", help="engines to run, in this order (comma-separated; default builtin,hf)"
+    )
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     args = parser.parse_args(argv)
     order = [name.strip() for name in args.order.split(",") if name.strip()]
@@ -96,9 +105,15 @@ def main(argv: list[str] | None = None) -> dict:
         parser.error("--steps must be >= 1")
     with tempfile.TemporaryDirectory(prefix="quickstart-engines-") as tmp:
         runs = {engine: run_once(engine, args.steps, Path(tmp)) for engine in order}
-    result = {"config": str(QUICKSTART.relative_to(REPO)), "steps": args.steps, "order": order, "runs": runs,
-              "hf_over_builtin_wall": (runs["hf"]["wall_s"] / runs["builtin"]["wall_s"]
-                                       if "hf" in runs and "builtin" in runs else None)}
+    result = {
+        "config": str(QUICKSTART.relative_to(REPO)),
+        "steps": args.steps,
+        "order": order,
+        "runs": runs,
+        "hf_over_builtin_wall": (
+            runs["hf"]["wall_s"] / runs["builtin"]["wall_s"] if "hf" in runs and "builtin" in runs else None
+        ),
+    }
     emit_benchmark(result, args.out)
     return result
 

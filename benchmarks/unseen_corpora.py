@@ -31,8 +31,11 @@ def expected(corpus: Path) -> dict[str, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpora", default=",".join(sorted(p.name for p in ROOT.iterdir() if p.is_dir())),
-                        help="comma-separated corpus directories under benchmarks/unseen_corpora")
+    parser.add_argument(
+        "--corpora",
+        default=",".join(sorted(p.name for p in ROOT.iterdir() if p.is_dir())),
+        help="comma-separated corpus directories under benchmarks/unseen_corpora",
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
@@ -40,15 +43,26 @@ def main() -> None:
     for name in args.corpora.split(","):
         corpus = ROOT / name
         want = expected(corpus)
-        reports = inspect_dirs(task_dirs(corpus), InspectOptions(repeats=args.repeats, use_cache=False),
-                               on_task=lambda r: print(f"{name}/{r.id}: {r.verdict}", flush=True))
-        misses = [{"task": r.id, "got": r.verdict, "want": want.get(r.id), "reason": r.reason[:200]}
-                  for r in reports if r.verdict != want.get(r.id)]
+        reports = inspect_dirs(
+            task_dirs(corpus),
+            InspectOptions(repeats=args.repeats, use_cache=False),
+            on_task=lambda r, name=name: print(f"{name}/{r.id}: {r.verdict}", flush=True),
+        )
+        misses = [
+            {"task": r.id, "got": r.verdict, "want": want.get(r.id), "reason": r.reason[:200]}
+            for r in reports
+            if r.verdict != want.get(r.id)
+        ]
         results[name] = {"tasks": len(reports), "right": len(reports) - len(misses), "misses": misses}
     total = sum(r["tasks"] for r in results.values())
     right = sum(r["right"] for r in results.values())
-    summary = {"tasks": total, "right": right, "accuracy": round(right / total, 3) if total else None,
-               "duration_s": round(time.perf_counter() - started, 1), "corpora": results}
+    summary = {
+        "tasks": total,
+        "right": right,
+        "accuracy": round(right / total, 3) if total else None,
+        "duration_s": round(time.perf_counter() - started, 1),
+        "corpora": results,
+    }
     emit_benchmark(summary, args.out)
 
 

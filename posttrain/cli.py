@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -40,10 +39,9 @@ def _quiet_libraries() -> None:
     hf_logging.disable_progress_bar()
 
 
-
 @app.command("train")
 def train_command(
-    config: Optional[Path] = typer.Argument(None, help="Run config (TOML). Not needed with --resume."),
+    config: Path | None = typer.Argument(None, help="Run config (TOML). Not needed with --resume."),
     out: Path = typer.Option(..., "--out", "-o", help="Run directory to create (or continue, with --resume)."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out from its last checkpoint."),
 ) -> None:
@@ -58,7 +56,7 @@ def train_command(
         fail(str(exc))
     except KeyboardInterrupt:
         console.print(f"interrupted; continue with: posttrain train --resume --out {out}", highlight=False)
-        raise typer.Exit(code=130)
+        raise typer.Exit(code=130) from None
     print(json.dumps(summary, indent=2))
 
 

@@ -10,9 +10,32 @@ from typing import Any, Literal
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from posttrain.agent.loop import AgentConfig
 from posttrain.errors import ConfigError
-from posttrain.tasks.answer_extraction import EXTRACTORS
+
+# the rules tasks.answer_extraction implements; named here so a config is checked without it
+EXTRACTORS = ("full", "last_line", "answer_tag", "boxed", "last_number")
+
+
+class AgentConfig(BaseModel):
+    """Budgets and recovery settings of the agent loop (the `[agent]` table of a config)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_steps: int = Field(30, ge=1, description="turns per episode (a task's own max_steps can lower it)")
+    max_completion_tokens: int = Field(16384, ge=1, description="tokens the model may generate per episode")
+    reply_tokens: int = Field(256, ge=8, description="max new tokens per turn")
+    max_context_tokens: int = Field(8192, ge=256, description="prompt + reply limit; older turns are pruned past it")
+    wall_time_s: float | None = Field(None, gt=0, description="per episode; default: the task's agent timeout")
+    max_cost: float | None = Field(None, gt=0, description="per episode, in the units of the prices below")
+    cost_per_1k_prompt_tokens: float = Field(0.0, ge=0)
+    cost_per_1k_completion_tokens: float = Field(0.0, ge=0)
+    max_calls_per_turn: int = Field(4, ge=1)
+    tool_retries: int = Field(2, ge=0, description="retries of a transient tool error")
+    retry_backoff_s: float = Field(0.2, ge=0)
+    failure_streak: int = Field(3, ge=1, description="failed turns in a row before rolling back")
+    checkpoint_every: int = Field(1, ge=1, description="snapshot after every N good turns")
+    scratch_notes: bool = Field(True, description="budget warnings and recovery notes in the scratch layer")
+    parallel_tools: int = Field(4, ge=1, description="episodes whose tools run at once")
 
 
 class _Strict(BaseModel):
@@ -35,10 +58,15 @@ class EngineConfig(_Strict):
 
 class DomainConfig(_Strict):
     name: str = Field(min_length=1)
-    source: str = Field(description="reasoning-gym:<generator>, jsonl:<path>, a path ending in .jsonl, or "
-                                    "harbor:<dir> (terminal tasks in Harbor format)")
-    kind: Literal["answer", "terminal"] = Field("answer", description="answer: one reply per task; terminal: "
-                                                "multi-turn agent episodes in a sandbox (needs a harbor: source)")
+    source: str = Field(
+        description="reasoning-gym:<generator>, jsonl:<path>, a path ending in .jsonl, or "
+        "harbor:<dir> (terminal tasks in Harbor format)"
+    )
+    kind: Literal["answer", "terminal"] = Field(
+        "answer",
+        description="answer: one reply per task; terminal: "
+        "multi-turn agent episodes in a sandbox (needs a harbor: source)",
+    )
     tags: list[str] = Field(default_factory=list, description="harbor: only tasks with all these tags")
     names: list[str] = Field(default_factory=list, description="harbor: only these task directories")
     weight: float = Field(1.0, gt=0)
@@ -72,15 +100,17 @@ class DomainConfig(_Strict):
     def _known_source(cls, value: str) -> str:
         if value.startswith(("reasoning-gym:", "jsonl:", "harbor:")) or value.endswith(".jsonl"):
             return value
-        raise ValueError("must be 'reasoning-gym:<generator>', 'jsonl:<path>', 'harbor:<dir>' or a path ending in .jsonl")
+        raise ValueError(
+            "must be 'reasoning-gym:<generator>', 'jsonl:<path>', 'harbor:<dir>' or a path ending in .jsonl"
+        )
 
     @model_validator(mode="after")
-    def _kind_matches_source(self) -> "DomainConfig":
+    def _kind_matches_source(self) -> DomainConfig:
         harbor = self.source.startswith("harbor:")
         if harbor and self.kind != "terminal":
-            raise ValueError("a harbor: source holds terminal tasks: set kind = \"terminal\"")
+            raise ValueError('a harbor: source holds terminal tasks: set kind = "terminal"')
         if self.kind == "terminal" and not harbor:
-            raise ValueError("kind = \"terminal\" needs a harbor:<dir> source")
+            raise ValueError('kind = "terminal" needs a harbor:<dir> source')
         if (self.tags or self.names) and not harbor:
             raise ValueError("tags and names select Harbor tasks: they need a harbor:<dir> source")
         return self
@@ -148,14 +178,23 @@ class TrainConfig(_Strict):
 class SchedulerConfig(_Strict):
     """Where rollout jobs run (`[scheduler]`): the same config runs on either executor."""
 
-    executor: Literal["local", "ray"] = Field("local", description="local: threads or processes on this machine; "
-                                              "ray: Ray actors (a local cluster, or `address`)")
-    workers: int | None = Field(None, ge=1, description="rollout workers; default: one per group that may be in "
-                                "flight (prompts_per_step x (max_staleness + 1))")
-    worker_kind: Literal["thread", "process"] = Field("thread", description="local executor: threads, or processes "
-                                                      "(a crash or kill takes down one worker, not the run)")
-    address: str | None = Field(None, description="ray: an existing cluster (\"auto\", \"ray://host:10001\"); "
-                                "none starts a local one")
+    executor: Literal["local", "ray"] = Field(
+        "local",
+        description="local: threads or processes on this machine; ray: Ray actors (a local cluster, or `address`)",
+    )
+    workers: int | None = Field(
+        None,
+        ge=1,
+        description="rollout workers; default: one per group that may be in "
+        "flight (prompts_per_step x (max_staleness + 1))",
+    )
+    worker_kind: Literal["thread", "process"] = Field(
+        "thread",
+        description="local executor: threads, or processes (a crash or kill takes down one worker, not the run)",
+    )
+    address: str | None = Field(
+        None, description='ray: an existing cluster ("auto", "ray://host:10001"); none starts a local one'
+    )
     cpus_per_worker: float = Field(1.0, ge=0, description="ray: CPUs each worker actor reserves")
     max_attempts: int = Field(4, ge=1, description="attempts per rollout job before the run stops")
     backoff_s: float = Field(0.5, ge=0, description="first retry delay; doubles each retry")
@@ -166,11 +205,17 @@ class SchedulerConfig(_Strict):
 class AsyncConfig(_Strict):
     """`[async]`: the asynchronous pipeline (mode = "async")."""
 
-    max_staleness: int = Field(1, ge=0, description="eta: the largest policy-version gap between a sample and the "
-                               "policy it trains (0 = on-policy, the synchronous loop)")
+    max_staleness: int = Field(
+        1,
+        ge=0,
+        description="eta: the largest policy-version gap between a sample and the "
+        "policy it trains (0 = on-policy, the synchronous loop)",
+    )
     partial_rollouts: Literal["continue", "restart"] = Field(
-        "continue", description="generations in flight at a weight update: continue under the new weights "
-        "(token versions recorded) or restart from the prompt")
+        "continue",
+        description="generations in flight at a weight update: continue under the new weights "
+        "(token versions recorded) or restart from the prompt",
+    )
 
 
 class RunConfig(_Strict):
@@ -184,17 +229,25 @@ class RunConfig(_Strict):
     optim: OptimConfig = Field(default_factory=OptimConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
-    mode: Literal["sync", "async"] = Field("sync", description="sync: generate, then train; async: generation "
-                                           "and training overlap under [async] max_staleness")
+    mode: Literal["sync", "async"] = Field(
+        "sync",
+        description="sync: generate, then train; async: generation and training overlap under [async] max_staleness",
+    )
     scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
     async_: AsyncConfig = Field(default_factory=AsyncConfig, alias="async")
-    quarantine: str | None = Field(None, description="a quarantine.txt from posttrain inspect: its terminal tasks "
-                                   "are skipped (relative paths: from the config file)")
-    quality_gate: bool = Field(False, description="inspect the terminal domains' tasks before training (into "
-                               "RUN_DIR/quality/) and skip the ones quarantined")
+    quarantine: str | None = Field(
+        None,
+        description="a quarantine.txt from posttrain inspect: its terminal tasks "
+        "are skipped (relative paths: from the config file)",
+    )
+    quality_gate: bool = Field(
+        False,
+        description="inspect the terminal domains' tasks before training (into "
+        "RUN_DIR/quality/) and skip the ones quarantined",
+    )
 
     @model_validator(mode="after")
-    def _unique_domains(self) -> "RunConfig":
+    def _unique_domains(self) -> RunConfig:
         names = [d.name for d in self.domains]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -208,16 +261,22 @@ class RunConfig(_Strict):
 def _check_pipeline(config: RunConfig) -> None:
     """Settings that only make sense together (called by RunConfig's validator)."""
     if config.mode == "async" and config.algorithm.tis_cap is None:
-        raise ValueError('mode = "async" trains on samples from older policies: it needs the importance '
-                         'correction against the engine\'s logprobs, algorithm.tis_cap (e.g. 2.0)')
+        raise ValueError(
+            'mode = "async" trains on samples from older policies: it needs the importance '
+            "correction against the engine's logprobs, algorithm.tis_cap (e.g. 2.0)"
+        )
     if config.engine.backend != "hf":
         return
     if config.mode == "async":
-        raise ValueError('mode = "async" needs engine.backend = "builtin" (the hf backend cannot serve '
-                         'generations while the trainer steps)')
+        raise ValueError(
+            'mode = "async" needs engine.backend = "builtin" (the hf backend cannot serve '
+            "generations while the trainer steps)"
+        )
     if config.scheduler.executor == "ray" or config.scheduler.worker_kind == "process":
-        raise ValueError('scheduler.executor = "ray" and scheduler.worker_kind = "process" need engine.backend = '
-                         '"builtin"; with hf the synchronous loop generates in one batch, in this process')
+        raise ValueError(
+            'scheduler.executor = "ray" and scheduler.worker_kind = "process" need engine.backend = '
+            '"builtin"; with hf the synchronous loop generates in one batch, in this process'
+        )
 
 
 def config_relative_path(text: str, base_dir: Path) -> Path:

@@ -38,10 +38,24 @@ def pass_rate_progress(total: int, label: str):
     """A progress bar over `total` attempts showing the pass rate so far and the ETA, and the
     callback that advances it: report(passed, line, resumed=False). Without a terminal each
     finished attempt is also printed as one line."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        TextColumn("eta"), TimeRemainingColumn(), console=console)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=console,
+    )
     handle = progress.add_task(label, total=total)
     seen = {"done": 0, "passed": 0}
 
@@ -49,7 +63,9 @@ def pass_rate_progress(total: int, label: str):
         seen["done"] += 1
         seen["passed"] += bool(passed)
         rate = seen["passed"] / seen["done"]
-        progress.update(handle, advance=1, description=f"{label}  pass rate {rate:.2f}" + (" (resumed)" if resumed else ""))
+        progress.update(
+            handle, advance=1, description=f"{label}  pass rate {rate:.2f}" + (" (resumed)" if resumed else "")
+        )
         if not console.is_terminal and not resumed:
             console.print(f"{line}  pass rate so far {rate:.2f}", highlight=False)
 

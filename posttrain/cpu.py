@@ -25,8 +25,22 @@ import platform
 import time
 
 # the flags that decide which kernels run: vector width, bf16/fp16 support, AMX tiles
-RELEVANT_FLAGS = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16",
-                  "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "avx_vnni")
+RELEVANT_FLAGS = (
+    "avx",
+    "avx2",
+    "fma",
+    "f16c",
+    "avx512f",
+    "avx512bw",
+    "avx512vl",
+    "avx512_vnni",
+    "avx512_bf16",
+    "avx512_fp16",
+    "amx_tile",
+    "amx_bf16",
+    "amx_int8",
+    "avx_vnni",
+)
 BF16_FAST_RATIO = 0.07
 CLEARLY_EMULATED_RATIO = 0.01
 
@@ -106,8 +120,14 @@ def bf16_matmul_probe() -> dict:
     finally:
         torch.set_num_threads(threads)
     ratio = bf16 / fp32
-    return {"fast": ratio >= BF16_FAST_RATIO, "gflops_fp32": round(fp32, 2), "gflops_bf16": round(bf16, 3),
-            "ratio": round(ratio, 4), "size": size, "seconds": round(time.perf_counter() - started, 4)}
+    return {
+        "fast": ratio >= BF16_FAST_RATIO,
+        "gflops_fp32": round(fp32, 2),
+        "gflops_bf16": round(bf16, 3),
+        "ratio": round(ratio, 4),
+        "size": size,
+        "seconds": round(time.perf_counter() - started, 4),
+    }
 
 
 def bf16_is_fast() -> bool:
@@ -116,8 +136,13 @@ def bf16_is_fast() -> bool:
 
 def describe() -> dict:
     """The CPU record for a benchmark's JSON."""
-    record = {"model_name": model_name(), "vendor": vendor(), "flags": flags(), "cores": os.cpu_count(),
-              "torch_capability": torch_capability()}
+    record = {
+        "model_name": model_name(),
+        "vendor": vendor(),
+        "flags": flags(),
+        "cores": os.cpu_count(),
+        "torch_capability": torch_capability(),
+    }
     if record["torch_capability"] is not None:
         record["bf16_matmul"] = bf16_matmul_probe()
     return record
@@ -128,6 +153,8 @@ def slow_bf16_warning(what: str) -> str | None:
     if bf16_is_fast():
         return None
     probe = bf16_matmul_probe()
-    return (f"{what}: bf16 is emulated on this CPU ({model_name()}: bf16 matmul {probe['gflops_bf16']} GFLOP/s "
-            f"against {probe['gflops_fp32']} in fp32, {1 / max(probe['ratio'], 1e-9):.0f}x slower); "
-            f"fp32 will be much faster here")
+    return (
+        f"{what}: bf16 is emulated on this CPU ({model_name()}: bf16 matmul {probe['gflops_bf16']} GFLOP/s "
+        f"against {probe['gflops_fp32']} in fp32, {1 / max(probe['ratio'], 1e-9):.0f}x slower); "
+        f"fp32 will be much faster here"
+    )

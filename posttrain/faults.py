@@ -7,9 +7,10 @@ the process passes POINT, ACTION happens:
     raise  raise FaultInjected (an error the code around the point has to survive)
 
 Points: `generation-vK` (an engine step with calls in flight while the engine holds policy
-version K), `train_step` (after the optimizer step, before anything of the step is written), `checkpoint_write` (the checkpoint's files are
-in its temp directory, not yet renamed), `rollout_job` (a rollout worker mid-episode: the
-engine has answered, the result is not yet returned), `engine_step` (inside the engine loop).
+version K), `train_step` (after the optimizer step, before anything of the step is written),
+`checkpoint_write` (the checkpoint's files are in its temp directory, not yet renamed),
+`rollout_job` (a rollout worker mid-episode: the engine has answered, the result is not yet
+returned), `engine_step` (inside the engine loop).
 With `POSTTRAIN_FAULTS_ONCE=DIR`, each entry fires once across every process that shares DIR
 (a marker file is created first), so a replacement worker does not die again. Unset, every
 call is one dictionary lookup.
@@ -47,7 +48,9 @@ def _plan() -> dict[str, list[tuple[str, int]]]:
                     raise ValueError(action)
                 plan.setdefault(point, []).append((action, int(nth)))
             except ValueError:
-                raise ValueError(f"{ENV}: bad entry {entry!r}; expected ACTION:POINT@N with ACTION die or raise") from None
+                raise ValueError(
+                    f"{ENV}: bad entry {entry!r}; expected ACTION:POINT@N with ACTION die or raise"
+                ) from None
         _parsed = (spec, plan)
     return _parsed[1]
 

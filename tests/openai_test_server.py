@@ -33,10 +33,16 @@ def make_app(engine: BuiltinEngine, tokenizer):
             raise fastapi.HTTPException(404, f"The model `{model}` does not exist.")
 
     def params_of(body: dict, n: int) -> SamplingParams:
-        return SamplingParams(n=n, temperature=body.get("temperature", 1.0), top_p=body.get("top_p", 1.0),
-                              top_k=body.get("top_k", 0), max_tokens=body.get("max_tokens", 16),
-                              stop=tuple(body.get("stop") or ()), stop_token_ids=tuple(body.get("stop_token_ids") or ()),
-                              seed=body.get("seed"))
+        return SamplingParams(
+            n=n,
+            temperature=body.get("temperature", 1.0),
+            top_p=body.get("top_p", 1.0),
+            top_k=body.get("top_k", 0),
+            max_tokens=body.get("max_tokens", 16),
+            stop=tuple(body.get("stop") or ()),
+            stop_token_ids=tuple(body.get("stop_token_ids") or ()),
+            seed=body.get("seed"),
+        )
 
     def token_strings(body: dict, ids: list[int]) -> list[str]:
         if body.get("return_tokens_as_token_ids"):
@@ -51,9 +57,17 @@ def make_app(engine: BuiltinEngine, tokenizer):
         out = engine.generate([GenerationRequest("r", ids, params_of(body, body.get("n", 1)))])
         choices = []
         for c in out:
-            choice = {"index": c.sample_index, "text": c.text, "finish_reason": c.finish_reason,
-                      "logprobs": {"tokens": token_strings(body, c.token_ids), "token_logprobs": c.logprobs,
-                                   "top_logprobs": None, "text_offset": []}}
+            choice = {
+                "index": c.sample_index,
+                "text": c.text,
+                "finish_reason": c.finish_reason,
+                "logprobs": {
+                    "tokens": token_strings(body, c.token_ids),
+                    "token_logprobs": c.logprobs,
+                    "top_logprobs": None,
+                    "text_offset": [],
+                },
+            }
             if body.get("model") != "no-ids":
                 choice["token_ids"] = c.token_ids
             choices.append(choice)
@@ -65,10 +79,21 @@ def make_app(engine: BuiltinEngine, tokenizer):
         ids = chat_prompt_ids(tokenizer, body["messages"])
         c = engine.generate([GenerationRequest("c", ids, params_of(body, 1))])[0]
         content = [{"token": s, "logprob": lp} for s, lp in zip(token_strings(body, c.token_ids), c.logprobs)]
-        return {"id": "chat-1", "object": "chat.completion", "model": body["model"], "prompt_token_ids": ids,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": c.text},
-                             "finish_reason": c.finish_reason, "token_ids": c.token_ids,
-                             "logprobs": {"content": content}}]}
+        return {
+            "id": "chat-1",
+            "object": "chat.completion",
+            "model": body["model"],
+            "prompt_token_ids": ids,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": c.text},
+                    "finish_reason": c.finish_reason,
+                    "token_ids": c.token_ids,
+                    "logprobs": {"content": content},
+                }
+            ],
+        }
 
     return app
 
@@ -100,5 +125,3 @@ def running_server(tokenizer, engine: BuiltinEngine | None = None):
         srv.should_exit = True
         thread.join(timeout=10)
         sock.close()
-
-

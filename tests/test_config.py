@@ -62,13 +62,16 @@ def test_resolved_config_round_trips():
     assert again == config
 
 
-@pytest.mark.parametrize("source, kind, expected", [
-    ("jsonl:data/a.jsonl", "answer", "jsonl:{base}/data/a.jsonl"),
-    ("data/a.jsonl", "answer", "{base}/data/a.jsonl"),
-    ("harbor:tasks/terminal", "terminal", "harbor:{base}/tasks/terminal"),
-    ("jsonl:/abs/a.jsonl", "answer", "jsonl:/abs/a.jsonl"),
-    ("reasoning-gym:basic_arithmetic", "answer", "reasoning-gym:basic_arithmetic"),
-])
+@pytest.mark.parametrize(
+    "source, kind, expected",
+    [
+        ("jsonl:data/a.jsonl", "answer", "jsonl:{base}/data/a.jsonl"),
+        ("data/a.jsonl", "answer", "{base}/data/a.jsonl"),
+        ("harbor:tasks/terminal", "terminal", "harbor:{base}/tasks/terminal"),
+        ("jsonl:/abs/a.jsonl", "answer", "jsonl:/abs/a.jsonl"),
+        ("reasoning-gym:basic_arithmetic", "answer", "reasoning-gym:basic_arithmetic"),
+    ],
+)
 def test_task_paths_are_taken_from_the_config_folder(tmp_path, source, kind, expected):
     domain = DomainConfig(name="a", source=source, kind=kind)
     assert domain.absolute_source(tmp_path) == expected.format(base=tmp_path.resolve())
@@ -85,7 +88,7 @@ def test_config_relative_path_expands_the_home_folder(tmp_path):
 
 def test_awkward_strings_and_keys_round_trip(tmp_path):
     config = load_config(QUICKSTART)
-    config.domains[0].params = {"größe": "line one\r\nline two\t\"quoted\" \\ \x7f", "plain": ["a\rb", "é"]}
+    config.domains[0].params = {"größe": 'line one\r\nline two\t"quoted" \\ \x7f', "plain": ["a\rb", "é"]}
     config.rollout.system_prompt = "carriage\rreturn"
     text = dump_config(config)
     import tomllib

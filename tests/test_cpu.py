@@ -25,8 +25,9 @@ def test_the_record_names_the_cpu_its_flags_and_torch_kernel_level():
 
 def test_with_avx2_kernels_bf16_is_found_emulated_quickly():
     script = "import json; from posttrain import cpu; print(json.dumps(cpu.describe()))"
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                            env={**os.environ, **AVX2_ONLY})
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env={**os.environ, **AVX2_ONLY}
+    )
     assert result.returncode == 0, result.stderr
     record = json.loads(result.stdout)
     assert record["torch_capability"] == "AVX2"

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from posttrain.console import emit_json, fail, pass_rate_progress
 from posttrain.errors import PosttrainError
 
-app = typer.Typer(help="Agents on terminal tasks (Harbor format) in sandboxes.", no_args_is_help=True,
-                  add_completion=False, pretty_exceptions_enable=False)
+app = typer.Typer(
+    help="Agents on terminal tasks (Harbor format) in sandboxes.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
 
 POLICIES = ("oracle", "nop", "model")
 
@@ -36,8 +39,11 @@ def _progress(total: int, label: str):
 
     def ended(trajectory) -> None:
         passed = bool(trajectory.reward and trajectory.reward.passed)
-        report(passed, f"{trajectory.task_id}: reward {trajectory.reward.value if trajectory.reward else None} "
-                       f"{trajectory.failure_mode or ''}")
+        report(
+            passed,
+            f"{trajectory.task_id}: reward {trajectory.reward.value if trajectory.reward else None} "
+            f"{trajectory.failure_mode or ''}",
+        )
 
     return progress, ended
 
@@ -45,19 +51,22 @@ def _progress(total: int, label: str):
 @app.command("run")
 def run_command(
     tasks: Path = typer.Argument(..., help="A Harbor task directory, or a directory of them (e.g. tasks/terminal)."),
-    policy: str = typer.Option("oracle", "--policy", help="oracle (runs solution/solve.sh), nop (does nothing), "
-                               "or model (an LLM through an inference engine)."),
-    names: Optional[str] = typer.Option(None, "--names", help="Only these tasks (comma-separated names)."),
-    tags: Optional[str] = typer.Option(None, "--tags", help="Only tasks with all these tags (comma-separated)."),
+    policy: str = typer.Option(
+        "oracle",
+        "--policy",
+        help="oracle (runs solution/solve.sh), nop (does nothing), or model (an LLM through an inference engine).",
+    ),
+    names: str | None = typer.Option(None, "--names", help="Only these tasks (comma-separated names)."),
+    tags: str | None = typer.Option(None, "--tags", help="Only tasks with all these tags (comma-separated)."),
     attempts: int = typer.Option(1, "--attempts", min=1, help="Episodes per task."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write trajectories.jsonl and summary.json here."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write trajectories.jsonl and summary.json here."),
     model: str = typer.Option("smollm2-135m", "--model", help="--policy model: model spec or HF directory."),
     engine: str = typer.Option("builtin", "--engine", help="--policy model: builtin or hf."),
     temperature: float = typer.Option(0.7, "--temperature", min=0.0, help="--policy model: sampling temperature."),
     max_steps: int = typer.Option(30, "--max-steps", min=1, help="Turns per episode."),
     reply_tokens: int = typer.Option(256, "--reply-tokens", min=8, help="New tokens per turn."),
     seed: int = typer.Option(0, "--seed", help="Sampling seed."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="Sandbox backend: bwrap (default), local, docker."),
+    backend: str | None = typer.Option(None, "--backend", help="Sandbox backend: bwrap (default), local, docker."),
 ) -> None:
     """Run a policy on terminal tasks and verify each episode with the task's tests.
 
@@ -78,13 +87,28 @@ def run_command(
         task_list = _load(tasks, names, tags)
         agent_policy, tokenizer = _build_policy(policy, model, engine, temperature, reply_tokens, seed)
         config = AgentConfig(max_steps=max_steps, reply_tokens=reply_tokens)
-        progress, report = pass_rate_progress(len(task_list) * attempts, f"{policy} on {len(task_list) * attempts} episodes")
+        progress, report = pass_rate_progress(
+            len(task_list) * attempts, f"{policy} on {len(task_list) * attempts} episodes"
+        )
         with progress:
-            summary = run_eval(task_list, policy, agent_policy, tokenizer, out, attempts=attempts, seed=seed,
-                               model=model if policy == "model" else "", agent_config=config, backend=backend,
-                               tasks_spec=str(tasks), on_attempt=lambda row, resumed: report(
-                                   row["passed"], f"{row['task_id']}#{row['attempt']}: reward {row['reward']} "
-                                   f"{row['failure'] or ''}", resumed))
+            summary = run_eval(
+                task_list,
+                policy,
+                agent_policy,
+                tokenizer,
+                out,
+                attempts=attempts,
+                seed=seed,
+                model=model if policy == "model" else "",
+                agent_config=config,
+                backend=backend,
+                tasks_spec=str(tasks),
+                on_attempt=lambda row, resumed: report(
+                    row["passed"],
+                    f"{row['task_id']}#{row['attempt']}: reward {row['reward']} {row['failure'] or ''}",
+                    resumed,
+                ),
+            )
     except PosttrainError as exc:
         fail(str(exc))
     emit_json({**summary, "out": str(out)}, None)
@@ -93,9 +117,9 @@ def run_command(
 @app.command("check")
 def check_command(
     tasks: Path = typer.Argument(..., help="A Harbor task directory, or a directory of them."),
-    names: Optional[str] = typer.Option(None, "--names", help="Only these tasks (comma-separated names)."),
-    tags: Optional[str] = typer.Option(None, "--tags", help="Only tasks with all these tags (comma-separated)."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="Sandbox backend: bwrap (default), local, docker."),
+    names: str | None = typer.Option(None, "--names", help="Only these tasks (comma-separated names)."),
+    tags: str | None = typer.Option(None, "--tags", help="Only tasks with all these tags (comma-separated)."),
+    backend: str | None = typer.Option(None, "--backend", help="Sandbox backend: bwrap (default), local, docker."),
 ) -> None:
     """Check that tasks are solvable and not trivially passed: the oracle (solution/solve.sh)
     must pass every task and the do-nothing policy must pass none. Exits 1 when a task fails
@@ -117,8 +141,13 @@ def check_command(
         fail(str(exc))
     oracle_failed = sorted({t.id for t in task_list} - passed["oracle"])
     nop_passed = sorted(passed["nop"])
-    report = {"tasks": len(task_list), "oracle_passed": len(passed["oracle"]), "nop_passed": len(nop_passed),
-              "oracle_failed": oracle_failed, "nop_passed_tasks": nop_passed}
+    report = {
+        "tasks": len(task_list),
+        "oracle_passed": len(passed["oracle"]),
+        "nop_passed": len(nop_passed),
+        "oracle_failed": oracle_failed,
+        "nop_passed_tasks": nop_passed,
+    }
     emit_json(report, None)
     if oracle_failed or nop_passed:
         raise typer.Exit(code=1)

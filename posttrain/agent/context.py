@@ -59,8 +59,11 @@ class LayeredContext:
     def _render_fixed(self) -> list[int]:
         messages = [{"role": "system", "content": self.system}, {"role": "user", "content": self.long_term}]
         if self.dropped:
-            note = (f"[{len(self.dropped)} earlier turns were removed to fit the context. They did:\n"
-                    + "\n".join(f"- {s}" for s in self.dropped[-40:]) + "]")
+            note = (
+                f"[{len(self.dropped)} earlier turns were removed to fit the context. They did:\n"
+                + "\n".join(f"- {s}" for s in self.dropped[-40:])
+                + "]"
+            )
             messages.append({"role": "user", "content": note})
         return self.chat.conversation(messages)
 
@@ -105,8 +108,10 @@ class LayeredContext:
                 ids = self._render()
             self.events.append(ContextEvent(turn, "drop_oldest_working", count, before, len(ids)))
         if len(ids) > budget:
-            raise ContextOverflow(f"the prompt needs {len(ids)} tokens even after pruning; the limit is {budget} "
-                                  f"(max_tokens {self.max_tokens} - reserve {self.reserve})")
+            raise ContextOverflow(
+                f"the prompt needs {len(ids)} tokens even after pruning; the limit is {budget} "
+                f"(max_tokens {self.max_tokens} - reserve {self.reserve})"
+            )
         return ids
 
 

@@ -21,8 +21,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from posttrain.agent.context import ContextOverflow, LayeredContext
 from posttrain.agent.policies import EpisodeView, Policy, Reply
 from posttrain.agent.task_sandbox import build_task_environment, open_task_sandbox
@@ -30,33 +28,12 @@ from posttrain.agent.tool_calls import MalformedCall, parse_tool_calls
 from posttrain.agent.tools import TRANSIENT, ErrorCode, ToolResult, execute, tool_schemas, validate_call
 from posttrain.agent.trajectory import ToolCallRecord, Trajectory, TurnRecord
 from posttrain.agent.verifier import run_verifier
+from posttrain.config import AgentConfig  # the [agent] table; importers of agent.loop find it here too
 from posttrain.models.chat_tokens import ChatTokens
 from posttrain.sandbox.interface import SandboxError
 from posttrain.tasks.records import Reward, Task
 
 STATE_CHANGING = {"bash", "write_file", "edit_file"}
-
-
-class AgentConfig(BaseModel):
-    """Budgets and recovery settings of the agent loop (the `[agent]` table of a config)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_steps: int = Field(30, ge=1, description="turns per episode (a task's own max_steps can lower it)")
-    max_completion_tokens: int = Field(16384, ge=1, description="tokens the model may generate per episode")
-    reply_tokens: int = Field(256, ge=8, description="max new tokens per turn")
-    max_context_tokens: int = Field(8192, ge=256, description="prompt + reply limit; older turns are pruned past it")
-    wall_time_s: float | None = Field(None, gt=0, description="per episode; default: the task's agent timeout")
-    max_cost: float | None = Field(None, gt=0, description="per episode, in the units of the prices below")
-    cost_per_1k_prompt_tokens: float = Field(0.0, ge=0)
-    cost_per_1k_completion_tokens: float = Field(0.0, ge=0)
-    max_calls_per_turn: int = Field(4, ge=1)
-    tool_retries: int = Field(2, ge=0, description="retries of a transient tool error")
-    retry_backoff_s: float = Field(0.2, ge=0)
-    failure_streak: int = Field(3, ge=1, description="failed turns in a row before rolling back")
-    checkpoint_every: int = Field(1, ge=1, description="snapshot after every N good turns")
-    scratch_notes: bool = Field(True, description="budget warnings and recovery notes in the scratch layer")
-    parallel_tools: int = Field(4, ge=1, description="episodes whose tools run at once")
 
 
 SYSTEM_PROMPT = """You are an agent working in a Linux sandbox to complete a task. Act only through tools.
@@ -97,14 +74,23 @@ def system_prompt() -> str:
 def _signature(schema: dict) -> str:
     params = schema["parameters"]
     required = set(params.get("required", []))
-    args = ", ".join(f"{name}{'' if name in required else '?'}: {spec.get('type', 'any')}"
-                     for name, spec in params.get("properties", {}).items())
+    args = ", ".join(
+        f"{name}{'' if name in required else '?'}: {spec.get('type', 'any')}"
+        for name, spec in params.get("properties", {}).items()
+    )
     return f"- {schema['name']}({args}): {schema['description']}"
 
 
-def run_episodes(tasks: list[Task], policy: Policy, tokenizer, config: AgentConfig | None = None,
-                 backend: str | None = None, on_episode_end=None, seeds: list[int] | None = None,
-                 max_live: int | None = None) -> list[Trajectory]:
+def run_episodes(
+    tasks: list[Task],
+    policy: Policy,
+    tokenizer,
+    config: AgentConfig | None = None,
+    backend: str | None = None,
+    on_episode_end=None,
+    seeds: list[int] | None = None,
+    max_live: int | None = None,
+) -> list[Trajectory]:
     """Run one episode per task (the same task may appear several times: a GRPO group) and
     verify each; returns the trajectories in task order. Never raises for a task's failure: it
     is in the trajectory. At most `max_live` episodes (and so sandboxes) are open at once; a new
@@ -141,8 +127,12 @@ def run_episodes(tasks: list[Task], policy: Policy, tokenizer, config: AgentConf
                 except ContextOverflow as exc:
                     _end(episode, "error", "context_overflow", str(exc))
                     continue
-                views.append((episode, EpisodeView(episode.task, prompt, episode.turn, episode.sandbox,
-                                                   episode.workdir, episode.seed)))
+                views.append(
+                    (
+                        episode,
+                        EpisodeView(episode.task, prompt, episode.turn, episode.sandbox, episode.workdir, episode.seed),
+                    )
+                )
             if not views:
                 continue
             started = time.perf_counter()
@@ -153,18 +143,26 @@ def run_episodes(tasks: list[Task], policy: Policy, tokenizer, config: AgentConf
                     _end(episode, "error", "policy_error", f"{type(exc).__name__}: {exc}")
                 continue
             generate_s = (time.perf_counter() - started) / max(len(views), 1)
-            list(pool.map(lambda item: _take_turn(item[0], item[1], item[2], generate_s, config),
-                          [(e, v, r) for (e, v), r in zip(views, replies)]))
+            list(
+                pool.map(
+                    lambda item, generate_s=generate_s: _take_turn(item[0], item[1], item[2], generate_s, config),
+                    [(e, v, r) for (e, v), r in zip(views, replies)],
+                )
+            )
     return [e.trajectory for e in episodes]
 
 
-def _start(task: Task, policy: Policy, chat: ChatTokens, system: str, config: AgentConfig,
-           backend: str | None) -> _Episode:
+def _start(
+    task: Task, policy: Policy, chat: ChatTokens, system: str, config: AgentConfig, backend: str | None
+) -> _Episode:
     episode = _Episode(task, Trajectory(task.id, policy.name))
     episode.max_steps = min(config.max_steps, task.limits.max_steps)
     episode.wall_time_s = config.wall_time_s or task.limits.agent_timeout_s
-    instruction = task.instruction if isinstance(task.instruction, str) else "\n\n".join(
-        m["content"] for m in task.instruction if m.get("role") != "system")
+    instruction = (
+        task.instruction
+        if isinstance(task.instruction, str)
+        else "\n\n".join(m["content"] for m in task.instruction if m.get("role") != "system")
+    )
     episode.context = LayeredContext(chat, system, instruction, config.max_context_tokens, config.reply_tokens)
     try:
         built = build_task_environment(task)
@@ -188,28 +186,40 @@ def _end(episode: _Episode, stop_reason: str, failure_mode: str | None = None, e
 
 
 def _take_turn(episode: _Episode, view: EpisodeView, reply: Reply, generate_s: float, config: AgentConfig) -> None:
-    record = TurnRecord(episode.turn, list(view.prompt_ids), list(reply.token_ids), list(reply.logprobs),
-                        list(reply.token_versions), reply.text, generate_s=generate_s,
-                        cached_prompt_tokens=reply.cached_prompt_tokens)
+    record = TurnRecord(
+        episode.turn,
+        list(view.prompt_ids),
+        list(reply.token_ids),
+        list(reply.logprobs),
+        list(reply.token_versions),
+        reply.text,
+        generate_s=generate_s,
+        cached_prompt_tokens=reply.cached_prompt_tokens,
+    )
     episode.trajectory.turns.append(record)
     episode.context.clear_scratch()
     started = time.perf_counter()
     calls = parse_tool_calls(reply.text)[: config.max_calls_per_turn]
     finished = False
     if not calls:
-        outcome = ToolResult("no tool call found. Call a tool as <tool_call>{\"name\": ..., \"arguments\": {...}}"
-                             "</tool_call>, and call finish when the task is complete.", ErrorCode.MALFORMED_CALL)
+        outcome = ToolResult(
+            'no tool call found. Call a tool as <tool_call>{"name": ..., "arguments": {...}}'
+            "</tool_call>, and call finish when the task is complete.",
+            ErrorCode.MALFORMED_CALL,
+        )
         record.tool_calls.append(ToolCallRecord("", None, outcome.observation(), outcome.error.value, None, 0.0))
     for call in calls:
         if isinstance(call, MalformedCall):
             outcome = ToolResult(f"malformed tool call: {call.reason}", ErrorCode.MALFORMED_CALL)
-            record.tool_calls.append(ToolCallRecord("", call.raw[:500], outcome.observation(), outcome.error.value,
-                                                    None, 0.0))
+            record.tool_calls.append(
+                ToolCallRecord("", call.raw[:500], outcome.observation(), outcome.error.value, None, 0.0)
+            )
             continue
         checked = validate_call(call.name, call.arguments)
         if isinstance(checked, ToolResult):
-            record.tool_calls.append(ToolCallRecord(call.name, call.arguments, checked.observation(),
-                                                    checked.error.value, None, 0.0))
+            record.tool_calls.append(
+                ToolCallRecord(call.name, call.arguments, checked.observation(), checked.error.value, None, 0.0)
+            )
             continue
         tool, args = checked
         if tool.name == "finish":
@@ -223,9 +233,17 @@ def _take_turn(episode: _Episode, view: EpisodeView, reply: Reply, generate_s: f
             remaining = episode.wall_time_s - (time.perf_counter() - episode.started)
             args = args.model_copy(update={"timeout_s": max(1.0, min(args.timeout_s, remaining))})
         result, attempts = _execute_with_retries(tool, args, episode, config)
-        record.tool_calls.append(ToolCallRecord(tool.name, call.arguments, result.observation(),
-                                                result.error.value if result.error else None, result.exit_code,
-                                                result.duration_s, attempts))
+        record.tool_calls.append(
+            ToolCallRecord(
+                tool.name,
+                call.arguments,
+                result.observation(),
+                result.error.value if result.error else None,
+                result.exit_code,
+                result.duration_s,
+                attempts,
+            )
+        )
         if result.error == ErrorCode.SANDBOX_ERROR and not _alive(episode):
             record.tools_s = time.perf_counter() - started
             _end(episode, "error", "sandbox_died", result.output)
@@ -253,18 +271,31 @@ def _alive(episode: _Episode) -> bool:
 
 def _rollback(episode: _Episode, record: TurnRecord, why: str) -> ToolCallRecord:
     if episode.last_good is None:
-        return ToolCallRecord("rollback", {}, "nothing to roll back to: no checkpoint yet", ErrorCode.NOT_FOUND.value,
-                              None, 0.0)
+        return ToolCallRecord(
+            "rollback", {}, "nothing to roll back to: no checkpoint yet", ErrorCode.NOT_FOUND.value, None, 0.0
+        )
     started = time.perf_counter()
     try:
         episode.sandbox.restore(episode.last_good)
     except (SandboxError, OSError) as exc:
-        return ToolCallRecord("rollback", {}, f"rollback failed: {exc}", ErrorCode.SANDBOX_ERROR.value, None,
-                              time.perf_counter() - started)
+        return ToolCallRecord(
+            "rollback",
+            {},
+            f"rollback failed: {exc}",
+            ErrorCode.SANDBOX_ERROR.value,
+            None,
+            time.perf_counter() - started,
+        )
     record.restored_snapshot = episode.last_good
     record.events.append(f"rollback ({why}) to the checkpoint after turn {episode.last_good_turn}")
-    return ToolCallRecord("rollback", {}, f"restored the sandbox to its state after turn {episode.last_good_turn}",
-                          None, None, time.perf_counter() - started)
+    return ToolCallRecord(
+        "rollback",
+        {},
+        f"restored the sandbox to its state after turn {episode.last_good_turn}",
+        None,
+        None,
+        time.perf_counter() - started,
+    )
 
 
 def _after_turn(episode: _Episode, record: TurnRecord, config: AgentConfig, finished: bool) -> None:
@@ -288,8 +319,10 @@ def _after_turn(episode: _Episode, record: TurnRecord, config: AgentConfig, fini
     if episode.streak >= config.failure_streak and episode.last_good is not None:
         rolled = _rollback(episode, record, f"{episode.streak} failed turns in a row")
         if not rolled.error and config.scratch_notes:
-            episode.context.note(f"The last {episode.streak} turns failed, so the sandbox was rolled back to its "
-                                 f"state after turn {episode.last_good_turn}. Try a different approach.")
+            episode.context.note(
+                f"The last {episode.streak} turns failed, so the sandbox was rolled back to its "
+                f"state after turn {episode.last_good_turn}. Try a different approach."
+            )
         episode.streak = 0
     trajectory = episode.trajectory
     trajectory.cost = _cost(trajectory, config)
@@ -308,8 +341,10 @@ def _after_turn(episode: _Episode, record: TurnRecord, config: AgentConfig, fini
 
 
 def _cost(trajectory: Trajectory, config: AgentConfig) -> float:
-    return (trajectory.prompt_tokens * config.cost_per_1k_prompt_tokens
-            + trajectory.completion_tokens * config.cost_per_1k_completion_tokens) / 1000.0
+    return (
+        trajectory.prompt_tokens * config.cost_per_1k_prompt_tokens
+        + trajectory.completion_tokens * config.cost_per_1k_completion_tokens
+    ) / 1000.0
 
 
 def _finish(episode: _Episode) -> None:

@@ -74,8 +74,10 @@ class ModelPolicy(Policy):
             requests.append(GenerationRequest(f"agent-{self._calls}-{index}", view.prompt_ids, params))
         self._calls += 1
         completions = self.engine.generate(requests)
-        return [Reply(c.text, list(c.token_ids), list(c.logprobs), list(c.token_versions),
-                      c.cached_prompt_tokens or 0) for c in completions]
+        return [
+            Reply(c.text, list(c.token_ids), list(c.logprobs), list(c.token_versions), c.cached_prompt_tokens or 0)
+            for c in completions
+        ]
 
 
 def solution_command(task) -> str:
@@ -100,8 +102,11 @@ class OraclePolicy(Policy):
                     continue
                 view.sandbox.upload(Path(solution), "/solution")
                 timeout = float(view.task.limits.agent_timeout_s)
-                replies.append(Reply(format_call("bash", {"command": solution_command(view.task),
-                                                          "timeout_s": min(timeout, 600.0)})))
+                replies.append(
+                    Reply(
+                        format_call("bash", {"command": solution_command(view.task), "timeout_s": min(timeout, 600.0)})
+                    )
+                )
             else:
                 replies.append(Reply(format_call("finish", {"summary": "ran solution/solve.sh"})))
         return replies
@@ -123,5 +128,4 @@ class ScriptedPolicy(Policy):
         self.replies = list(replies)
 
     def act(self, views: list[EpisodeView]) -> list[Reply]:
-        return [Reply(self.replies[v.turn] if v.turn < len(self.replies) else format_call("finish", {}))
-                for v in views]
+        return [Reply(self.replies[v.turn] if v.turn < len(self.replies) else format_call("finish", {})) for v in views]

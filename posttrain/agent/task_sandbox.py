@@ -21,8 +21,12 @@ def build_task_environment(task: Task) -> BuiltEnvironment:
 
 def task_limits(task: Task) -> SandboxLimits:
     storage = int(task.metadata.get("storage_mb") or 1024)
-    return SandboxLimits(memory_mb=task.limits.memory_mb, cpus=task.limits.cpus,
-                         disk_mb=min(storage, MAX_WORKSPACE_MB), timeout_s=task.limits.agent_timeout_s)
+    return SandboxLimits(
+        memory_mb=task.limits.memory_mb,
+        cpus=task.limits.cpus,
+        disk_mb=min(storage, MAX_WORKSPACE_MB),
+        timeout_s=task.limits.agent_timeout_s,
+    )
 
 
 def open_task_sandbox(task: Task, backend: str | None = None, built: BuiltEnvironment | None = None) -> Sandbox:

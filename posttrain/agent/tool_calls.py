@@ -94,13 +94,13 @@ def _parse_object(raw: str) -> ToolCall | MalformedCall:
             if value is not None:
                 break
     if not isinstance(value, dict):
-        return MalformedCall(raw, "not a JSON object: write <tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call>")
+        return MalformedCall(raw, 'not a JSON object: write <tool_call>{"name": ..., "arguments": {...}}</tool_call>')
     function = value.get("function")
     if isinstance(function, dict):  # OpenAI style {"function": {"name", "arguments"}}
         value = function
     name = value.get("name", value.get("tool"))
     if not isinstance(name, str) or not name:
-        return MalformedCall(raw, "the call has no \"name\"")
+        return MalformedCall(raw, 'the call has no "name"')
     arguments = next((value[k] for k in ("arguments", "args", "parameters", "input") if k in value), {})
     if isinstance(arguments, str):
         parsed = _load(arguments)

@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -191,11 +192,13 @@ def _run_edit_file(sandbox, args: EditFileArgs, workdir: str) -> ToolResult:
     text = sandbox.read_file(path).decode("utf-8", errors="replace")
     count = text.count(args.old)
     if count == 0:
-        return ToolResult(f"`old` does not occur in {path}; read the file and copy the text exactly",
-                          ErrorCode.NOT_FOUND)
+        return ToolResult(
+            f"`old` does not occur in {path}; read the file and copy the text exactly", ErrorCode.NOT_FOUND
+        )
     if count > 1:
-        return ToolResult(f"`old` occurs {count} times in {path}; include more context so it is unique",
-                          ErrorCode.BAD_ARGUMENTS)
+        return ToolResult(
+            f"`old` occurs {count} times in {path}; include more context so it is unique", ErrorCode.BAD_ARGUMENTS
+        )
     sandbox.write_file(path, text.replace(args.old, args.new, 1))
     return ToolResult(f"edited {path}")
 
@@ -214,15 +217,20 @@ def _run_finish(sandbox, args: FinishArgs, workdir: str) -> ToolResult:
     return ToolResult("done")
 
 
-TOOLS: dict[str, Tool] = {t.name: t for t in [
-    Tool("bash", "Run a bash command line in the sandbox and return its output and exit code.", BashArgs, _run_bash),
-    Tool("read_file", "Read lines of a text file.", ReadFileArgs, _run_read_file),
-    Tool("write_file", "Create or overwrite a file with the given content.", WriteFileArgs, _run_write_file),
-    Tool("edit_file", "Replace one exact occurrence of `old` with `new` in a file.", EditFileArgs, _run_edit_file),
-    Tool("list_dir", "List a directory (directories end with /).", ListDirArgs, _run_list_dir),
-    Tool("finish", "Call when the task is complete.", FinishArgs, _run_finish),
-    Tool("rollback", "Undo your changes since the last good checkpoint.", RollbackArgs, None),
-]}
+TOOLS: dict[str, Tool] = {
+    t.name: t
+    for t in [
+        Tool(
+            "bash", "Run a bash command line in the sandbox and return its output and exit code.", BashArgs, _run_bash
+        ),
+        Tool("read_file", "Read lines of a text file.", ReadFileArgs, _run_read_file),
+        Tool("write_file", "Create or overwrite a file with the given content.", WriteFileArgs, _run_write_file),
+        Tool("edit_file", "Replace one exact occurrence of `old` with `new` in a file.", EditFileArgs, _run_edit_file),
+        Tool("list_dir", "List a directory (directories end with /).", ListDirArgs, _run_list_dir),
+        Tool("finish", "Call when the task is complete.", FinishArgs, _run_finish),
+        Tool("rollback", "Undo your changes since the last good checkpoint.", RollbackArgs, None),
+    ]
+}
 
 
 def tool_schemas(names: list[str] | None = None) -> list[dict]:
@@ -235,8 +243,9 @@ def validate_call(name: str, arguments: Any) -> tuple[Tool, _Args] | ToolResult:
     if tool is None:
         return ToolResult(f"unknown tool {name!r}; the tools are: {', '.join(TOOLS)}", ErrorCode.UNKNOWN_TOOL)
     if not isinstance(arguments, dict):
-        return ToolResult(f"{name}: arguments must be a JSON object, got {json.dumps(arguments)[:200]}",
-                          ErrorCode.BAD_ARGUMENTS)
+        return ToolResult(
+            f"{name}: arguments must be a JSON object, got {json.dumps(arguments)[:200]}", ErrorCode.BAD_ARGUMENTS
+        )
     try:
         return tool, tool.args.model_validate(arguments)
     except ValidationError as exc:

@@ -121,11 +121,14 @@ def training_segments(turns: list[TurnRecord]) -> list[TrainingSegment]:
         if current is not None:
             so_far = current.prompt_ids + current.completion_ids
             if turn.prompt_ids[: len(so_far)] == so_far:
-                between = turn.prompt_ids[len(so_far):]
+                between = turn.prompt_ids[len(so_far) :]
                 current.completion_ids += between + turn.completion_ids
                 current.completion_mask += [0] * len(between) + [1] * len(turn.completion_ids)
                 current.logprobs += [0.0] * len(between) + list(turn.logprobs)
                 continue
-        segments.append(TrainingSegment(list(turn.prompt_ids), list(turn.completion_ids),
-                                        [1] * len(turn.completion_ids), list(turn.logprobs)))
+        segments.append(
+            TrainingSegment(
+                list(turn.prompt_ids), list(turn.completion_ids), [1] * len(turn.completion_ids), list(turn.logprobs)
+            )
+        )
     return segments

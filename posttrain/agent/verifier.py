@@ -21,8 +21,10 @@ REWARD_JSON = "/logs/verifier/reward.json"
 _TAIL = 2000
 HARNESS_ENV = {"PATH": DEFAULT_PATH}  # the harness's own commands never look up the agent's PATH
 _MARK = "==posttrain-reward-file=="
-_READ_REWARD_FILES = (f'for f in {REWARD_TXT} {REWARD_JSON}; do if [ -f "$f" ]; then echo "{_MARK} $f"; '
-                      'head -c 100000 "$f"; echo; fi; done')
+_READ_REWARD_FILES = (
+    f'for f in {REWARD_TXT} {REWARD_JSON}; do if [ -f "$f" ]; then echo "{_MARK} $f"; '
+    'head -c 100000 "$f"; echo; fi; done'
+)
 COPY_ALLOWANCE_S = 5  # the tests' copy, beside test.sh's own limit, in the same command
 
 
@@ -41,16 +43,22 @@ def run_verifier(task: Task, sandbox, workdir: str | None = None, wipe_reward: b
     try:
         spec_env = getattr(getattr(sandbox, "spec", None), "env", None) or {}
         dropped = guard_toolchain(sandbox, spec_env.get("PATH"))
-        result = sandbox.exec(["/bin/sh", "-c", _verifier_script(wipe_reward)],
-                              timeout=task.limits.verifier_timeout_s + COPY_ALLOWANCE_S, stdin=directory_tar(tests),
-                              env={**VERIFIER_ENV, **(task.metadata.get("verifier_env") or {})},
-                              workdir=workdir or (task.environment.workdir if task.environment else "/app"))
+        result = sandbox.exec(
+            ["/bin/sh", "-c", _verifier_script(wipe_reward)],
+            timeout=task.limits.verifier_timeout_s + COPY_ALLOWANCE_S,
+            stdin=directory_tar(tests),
+            env={**VERIFIER_ENV, **(task.metadata.get("verifier_env") or {})},
+            workdir=workdir or (task.environment.workdir if task.environment else "/app"),
+        )
         if result.exit_code == COPY_FAILED:
             raise SandboxError(f"could not copy the tests in: {result.stderr.strip()[-500:]}")
         files = _reward_files(sandbox) if not result.timed_out else {}
     except (SandboxError, OSError) as exc:
-        return Reward(value=0.0, passed=False, details={"error": f"the verifier could not run: {exc}",
-                                                        "duration_s": time.perf_counter() - started})
+        return Reward(
+            value=0.0,
+            passed=False,
+            details={"error": f"the verifier could not run: {exc}", "duration_s": time.perf_counter() - started},
+        )
     details = {
         "exit_code": result.exit_code,
         "timed_out": result.timed_out,
@@ -70,9 +78,11 @@ def run_verifier(task: Task, sandbox, workdir: str | None = None, wipe_reward: b
         details["error"] = f"test.sh ran past the verifier timeout ({task.limits.verifier_timeout_s:g} s)"
         value = 0.0
     elif (signum := killing_signal(result.exit_code)) is not None:
-        details["error"] = (f"test.sh was killed by signal {signum}"
-                            + (" (out of memory)" if result.oom_killed else "")
-                            + f" before it finished: the reward it left ({value:g}) does not count")
+        details["error"] = (
+            f"test.sh was killed by signal {signum}"
+            + (" (out of memory)" if result.oom_killed else "")
+            + f" before it finished: the reward it left ({value:g}) does not count"
+        )
         value = 0.0
     return Reward(value=value, passed=value >= 1.0 - 1e-9, details=details)
 
@@ -84,10 +94,11 @@ def _verifier_script(wipe_reward: bool) -> str:
     """/bin/sh: the tests (a tar on stdin) into a clean /tests on the image's PATH, then exec
     test.sh with no stdin, in the task's environment."""
     wipe = "rm -rf /logs/verifier && " if wipe_reward else ""
-    copy = (f"mkdir -p /tests && find /tests -mindepth 1 -delete && {wipe}mkdir -p /logs/verifier && "
-            "tar -x -C /tests --no-same-owner")
-    return (f"(PATH={DEFAULT_PATH}; {copy}) || exit {COPY_FAILED}\n"
-            "exec bash /tests/test.sh < /dev/null\n")
+    copy = (
+        f"mkdir -p /tests && find /tests -mindepth 1 -delete && {wipe}mkdir -p /logs/verifier && "
+        "tar -x -C /tests --no-same-owner"
+    )
+    return f"(PATH={DEFAULT_PATH}; {copy}) || exit {COPY_FAILED}\nexec bash /tests/test.sh < /dev/null\n"
 
 
 def _reward_files(sandbox) -> dict[str, str]:
@@ -100,7 +111,7 @@ def _reward_files(sandbox) -> dict[str, str]:
     current = None
     for line in result.stdout.splitlines():
         if line.startswith(_MARK + " "):
-            current = line[len(_MARK) + 1:]
+            current = line[len(_MARK) + 1 :]
             found[current] = ""
         elif current is not None:
             found[current] += line + "\n"

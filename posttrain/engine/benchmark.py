@@ -21,7 +21,7 @@ import copy
 import gc
 import os
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from rich.console import Console
@@ -105,15 +105,19 @@ class _Conversation:
         self.tokenizer = tokenizer
         self.chat = ChatTokens(tokenizer)
         self.index = index
-        messages = [{"role": "system", "content": _AGENT_SYSTEM},
-                    {"role": "user", "content": _AGENT_TASKS[index % len(_AGENT_TASKS)]}]
+        messages = [
+            {"role": "system", "content": _AGENT_SYSTEM},
+            {"role": "user", "content": _AGENT_TASKS[index % len(_AGENT_TASKS)]},
+        ]
         self.prompt = chat_prompt_ids(tokenizer, messages)
 
     def extend(self, completion: list[int], turn: int) -> None:
         """prompt <- prompt + completion + the next user message (and the assistant header)."""
         message = _OBSERVATIONS[(self.index + turn) % len(_OBSERVATIONS)].format(n=7 * self.index + 3 * turn + 1)
         chat = self.chat
-        self.prompt = self.prompt + list(completion) + chat.close_turn(completion) + chat.message("user", message) + chat.header
+        self.prompt = (
+            self.prompt + list(completion) + chat.close_turn(completion) + chat.message("user", message) + chat.header
+        )
 
 
 # ---- backends ----------------------------------------------------------------------------------
@@ -172,16 +176,24 @@ def _stats_delta(engine, before: dict) -> dict:
 
 
 def _run_group(engine, prompts: list[list[int]], n: int, max_tokens: int) -> tuple[dict, dict]:
-    requests = [GenerationRequest(f"group-{i}", prompt,
-                                  SamplingParams(n=n, temperature=1.0, max_tokens=max_tokens, seed=1000 + i))
-                for i, prompt in enumerate(prompts)]
+    requests = [
+        GenerationRequest(
+            f"group-{i}", prompt, SamplingParams(n=n, temperature=1.0, max_tokens=max_tokens, seed=1000 + i)
+        )
+        for i, prompt in enumerate(prompts)
+    ]
     before = dict(vars(engine.stats)) if hasattr(engine, "stats") else {}
     started = time.perf_counter()
     completions = engine.generate(requests)
     wall = time.perf_counter() - started
     tokens = _output_tokens(completions)
-    return {"tok_s": tokens / wall, "wall_s": wall, "output_tokens": tokens,
-            "samples": len(completions), "prompt_tokens": sum(len(p) for p in prompts) * n}, _stats_delta(engine, before)
+    return {
+        "tok_s": tokens / wall,
+        "wall_s": wall,
+        "output_tokens": tokens,
+        "samples": len(completions),
+        "prompt_tokens": sum(len(p) for p in prompts) * n,
+    }, _stats_delta(engine, before)
 
 
 def _run_multiturn(engine, tokenizer, conversations: int, turns: int, max_tokens: int) -> tuple[dict, dict]:
@@ -189,22 +201,31 @@ def _run_multiturn(engine, tokenizer, conversations: int, turns: int, max_tokens
     before = dict(vars(engine.stats)) if hasattr(engine, "stats") else {}
     tokens = prompt_tokens = 0
     wall = 0.0
+    completions = []
     for turn in range(turns):
         if turn:
             for conv, completion in zip(convs, completions):
                 conv.extend(completion.token_ids, turn)
-        requests = [GenerationRequest(f"conv-{c.index}-turn-{turn}", c.prompt,
-                                      SamplingParams(n=1, temperature=1.0, max_tokens=max_tokens,
-                                                     seed=100 * turn + c.index))
-                    for c in convs]
+        requests = [
+            GenerationRequest(
+                f"conv-{c.index}-turn-{turn}",
+                c.prompt,
+                SamplingParams(n=1, temperature=1.0, max_tokens=max_tokens, seed=100 * turn + c.index),
+            )
+            for c in convs
+        ]
         started = time.perf_counter()
         completions = engine.generate(requests)
         wall += time.perf_counter() - started  # building the next prompts is not the engine's time
         tokens += _output_tokens(completions)
         prompt_tokens += sum(len(c.prompt) for c in convs)
-    return {"tok_s": tokens / wall, "wall_s": wall, "output_tokens": tokens,
-            "prompt_tokens": prompt_tokens, "final_prompt_tokens_mean": sum(len(c.prompt) for c in convs) / len(convs)
-            }, _stats_delta(engine, before)
+    return {
+        "tok_s": tokens / wall,
+        "wall_s": wall,
+        "output_tokens": tokens,
+        "prompt_tokens": prompt_tokens,
+        "final_prompt_tokens_mean": sum(len(c.prompt) for c in convs) / len(convs),
+    }, _stats_delta(engine, before)
 
 
 def _warm_up(engine, prompt: list[int]) -> None:
@@ -213,8 +234,9 @@ def _warm_up(engine, prompt: list[int]) -> None:
     engine.generate([GenerationRequest("warm-up", prompt, SamplingParams(n=2, temperature=1.0, max_tokens=4, seed=0))])
 
 
-def matmul_peak_flops(size: int = 2048, repeats: int = 5, dtype: torch.dtype = torch.float32,
-                      budget_s: float = 5.0) -> float:
+def matmul_peak_flops(
+    size: int = 2048, repeats: int = 5, dtype: torch.dtype = torch.float32, budget_s: float = 5.0
+) -> float:
     """Best-of-`repeats` torch.mm of size x size: the CPU's practical peak FLOP/s. Stops early
     once `budget_s` is spent, so a slow CPU or dtype bounds the time, not the result's meaning."""
     a, b = torch.randn(size, size, dtype=dtype), torch.randn(size, size, dtype=dtype)
@@ -235,8 +257,10 @@ def bf16_peak_flops() -> tuple[float | None, str | None]:
     an emulated bf16 2048^3 product takes about a minute on an AVX2-only CPU."""
     probe = cpu.bf16_matmul_probe()
     if not probe["fast"]:
-        return None, (f"bf16 is emulated on this CPU ({probe['gflops_bf16']} GFLOP/s against "
-                      f"{probe['gflops_fp32']} in fp32 on the probe); not measured")
+        return None, (
+            f"bf16 is emulated on this CPU ({probe['gflops_bf16']} GFLOP/s against "
+            f"{probe['gflops_fp32']} in fp32 on the probe); not measured"
+        )
     return matmul_peak_flops(dtype=torch.bfloat16), None
 
 
@@ -260,8 +284,17 @@ def _ratio(a: dict | None, b: dict | None) -> float | None:
 # ---- the benchmark -----------------------------------------------------------------------------
 
 
-def _measure(backend: _Backend, tokenizer, group: list[list[int]], n: int, max_tokens: int, conversations: int,
-             turns: int, turn_tokens: int, console: Console) -> tuple[dict, dict]:
+def _measure(
+    backend: _Backend,
+    tokenizer,
+    group: list[list[int]],
+    n: int,
+    max_tokens: int,
+    conversations: int,
+    turns: int,
+    turn_tokens: int,
+    console: Console,
+) -> tuple[dict, dict]:
     """Both workloads on one backend, each on a fresh engine, after a warm-up on a throwaway one."""
     name = backend.name
     console.print(f"{name}: warm-up ...", highlight=False)
@@ -273,25 +306,34 @@ def _measure(backend: _Backend, tokenizer, group: list[list[int]], n: int, max_t
     group_row, delta = _run_group(backend.make_engine(), group, n, max_tokens)
     group_row["load_average"] = [load, os.getloadavg()[0]]
     _add_cache_stats(group_row, delta)
-    console.print(f"  {name} group: {group_row['tok_s']:.1f} tok/s, {group_row['output_tokens']} tokens in "
-                  f"{group_row['wall_s']:.1f} s", highlight=False)
+    console.print(
+        f"  {name} group: {group_row['tok_s']:.1f} tok/s, {group_row['output_tokens']} tokens in "
+        f"{group_row['wall_s']:.1f} s",
+        highlight=False,
+    )
     gc.collect()
 
-    console.print(f"{name}: multiturn ({conversations} conversations x {turns} turns x {turn_tokens} tokens) ...",
-                  highlight=False)
+    console.print(
+        f"{name}: multiturn ({conversations} conversations x {turns} turns x {turn_tokens} tokens) ...", highlight=False
+    )
     load = os.getloadavg()[0]
     multiturn_row, delta = _run_multiturn(backend.make_engine(), tokenizer, conversations, turns, turn_tokens)
     multiturn_row["load_average"] = [load, os.getloadavg()[0]]  # 1-minute load before, after: > threads = shared CPU
     _add_cache_stats(multiturn_row, delta)
-    console.print(f"  {name} multiturn: {multiturn_row['tok_s']:.1f} tok/s, {multiturn_row['output_tokens']} tokens "
-                  f"in {multiturn_row['wall_s']:.1f} s", highlight=False)
+    console.print(
+        f"  {name} multiturn: {multiturn_row['tok_s']:.1f} tok/s, {multiturn_row['output_tokens']} tokens "
+        f"in {multiturn_row['wall_s']:.1f} s",
+        highlight=False,
+    )
     return group_row, multiturn_row
 
 
 def _add_cache_stats(row: dict, delta: dict) -> None:
     """Engines that keep stats (builtin): prefix_hit_rate = cached / all prompt tokens, this workload's."""
     if delta:
-        row["prefix_hit_rate"] = delta["cached_prompt_tokens"] / delta["prompt_tokens"] if delta["prompt_tokens"] else 0.0
+        row["prefix_hit_rate"] = (
+            delta["cached_prompt_tokens"] / delta["prompt_tokens"] if delta["prompt_tokens"] else 0.0
+        )
         row["engine_stats"] = delta
 
 
@@ -303,15 +345,27 @@ def parse_backends(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def run_benchmark(model_spec: str = "smollm2-135m", prompts: int = 16, n: int = 8, max_tokens: int = 128,
-                  turns: int = 4, conversations: int = 8, backends: list[str] | None = None,
-                  console: Console | None = None) -> dict:
+def run_benchmark(
+    model_spec: str = "smollm2-135m",
+    prompts: int = 16,
+    n: int = 8,
+    max_tokens: int = 128,
+    turns: int = 4,
+    conversations: int = 8,
+    backends: list[str] | None = None,
+    console: Console | None = None,
+) -> dict:
     from posttrain.engine.builtin.allocator import keep_freed_memory
 
     console = console or Console(stderr=True)
     backends = backends or ["hf", "builtin", "vllm"]
-    for name, value in (("--prompts", prompts), ("--n", n), ("--max-tokens", max_tokens), ("--turns", turns),
-                        ("--conversations", conversations)):
+    for name, value in (
+        ("--prompts", prompts),
+        ("--n", n),
+        ("--max-tokens", max_tokens),
+        ("--turns", turns),
+        ("--conversations", conversations),
+    ):
         if value < 1:
             raise PosttrainError(f"{name} must be >= 1, got {value}")
     torch.set_num_threads(THREADS)
@@ -341,8 +395,9 @@ def run_benchmark(model_spec: str = "smollm2-135m", prompts: int = 16, n: int = 
             continue
         try:
             backend = makers[name]()
-            group_row, multiturn_row = _measure(backend, tokenizer, group, n, max_tokens, conversations, turns,
-                                                turn_tokens, console)
+            group_row, multiturn_row = _measure(
+                backend, tokenizer, group, n, max_tokens, conversations, turns, turn_tokens, console
+            )
         except _Unavailable as exc:
             unavailable[name] = str(exc)
         except Exception as exc:
@@ -359,8 +414,10 @@ def run_benchmark(model_spec: str = "smollm2-135m", prompts: int = 16, n: int = 
         gc.collect()
 
     for workload in results.values():
-        workload["ratios"] = {"builtin/hf": _ratio(workload["builtin"], workload["hf"]),
-                              "builtin/vllm": _ratio(workload["builtin"], workload["vllm"])}
+        workload["ratios"] = {
+            "builtin/hf": _ratio(workload["builtin"], workload["hf"]),
+            "builtin/vllm": _ratio(workload["builtin"], workload["vllm"]),
+        }
 
     console.print("matmul peak (fp32 2048x2048) ...", highlight=False)
     peak = max(peak_start, matmul_peak_flops())  # best of before and after: the machine may be shared
@@ -376,10 +433,16 @@ def run_benchmark(model_spec: str = "smollm2-135m", prompts: int = 16, n: int = 
         "threads": torch.get_num_threads(),
         "torch": torch.__version__,
         "load_average": {"start": load_start, "end": os.getloadavg()[0]},  # other work on the machine skews it
-        "settings": {"prompts": prompts, "n": n, "max_tokens": max_tokens, "turns": turns,
-                     "conversations": conversations, "multiturn_max_tokens": turn_tokens, "temperature": 1.0,
-                     "group_prompt_tokens": {"min": min(lengths), "max": max(lengths),
-                                             "mean": sum(lengths) / len(lengths)}},
+        "settings": {
+            "prompts": prompts,
+            "n": n,
+            "max_tokens": max_tokens,
+            "turns": turns,
+            "conversations": conversations,
+            "multiturn_max_tokens": turn_tokens,
+            "temperature": 1.0,
+            "group_prompt_tokens": {"min": min(lengths), "max": max(lengths), "mean": sum(lengths) / len(lengths)},
+        },
         "workloads": results,
         "unavailable": unavailable,
         "matmul_peak_flops": peak,

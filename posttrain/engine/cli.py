@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from posttrain.console import console, emit_benchmark, fail
 from posttrain.errors import PosttrainError
 
-app = typer.Typer(help="Inference engines (hf, builtin, vllm) behind one interface.",
-                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
-
+app = typer.Typer(
+    help="Inference engines (hf, builtin, vllm) behind one interface.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
 
 
 @app.callback()
@@ -22,12 +24,15 @@ def _engine() -> None:
 
 @app.command("bench")
 def bench_command(
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the JSON here."),
-    model: str = typer.Option("smollm2-135m", "--model", help="Model spec: smollm2-135m, tiny-llama or a HF directory."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Also write the JSON here."),
+    model: str = typer.Option(
+        "smollm2-135m", "--model", help="Model spec: smollm2-135m, tiny-llama or a HF directory."
+    ),
     prompts: int = typer.Option(16, "--prompts", help="Group workload: distinct chat-templated prompts."),
     n: int = typer.Option(8, "--n", help="Group workload: samples per prompt (the GRPO group size)."),
-    max_tokens: int = typer.Option(128, "--max-tokens", help="Group workload: new tokens per sample "
-                                   "(multiturn uses half of it per turn)."),
+    max_tokens: int = typer.Option(
+        128, "--max-tokens", help="Group workload: new tokens per sample (multiturn uses half of it per turn)."
+    ),
     turns: int = typer.Option(4, "--turns", help="Multiturn workload: turns per conversation."),
     conversations: int = typer.Option(8, "--conversations", help="Multiturn workload: conversations."),
     backends: str = typer.Option("hf,builtin,vllm", "--backends", help="Comma-separated backends to run."),
@@ -70,8 +75,16 @@ def bench_command(
     from posttrain.engine.benchmark import parse_backends, run_benchmark
 
     try:
-        report = run_benchmark(model_spec=model, prompts=prompts, n=n, max_tokens=max_tokens, turns=turns,
-                               conversations=conversations, backends=parse_backends(backends), console=console)
+        report = run_benchmark(
+            model_spec=model,
+            prompts=prompts,
+            n=n,
+            max_tokens=max_tokens,
+            turns=turns,
+            conversations=conversations,
+            backends=parse_backends(backends),
+            console=console,
+        )
     except PosttrainError as exc:
         fail(str(exc))
     emit_benchmark(report, out)

@@ -31,9 +31,15 @@ def engine_for_model(settings: EngineConfig, model: torch.nn.Module, tokenizer, 
     if settings.backend == "builtin":
         from posttrain.engine.builtin.engine import BuiltinEngine
 
-        return BuiltinEngine(model, tokenizer, num_blocks=settings.num_blocks, block_size=settings.block_size,
-                             max_num_seqs=settings.max_num_seqs,
-                             max_num_batched_tokens=settings.max_num_batched_tokens, version=version)
+        return BuiltinEngine(
+            model,
+            tokenizer,
+            num_blocks=settings.num_blocks,
+            block_size=settings.block_size,
+            max_num_seqs=settings.max_num_seqs,
+            max_num_batched_tokens=settings.max_num_batched_tokens,
+            version=version,
+        )
     if settings.backend == "hf":
         from posttrain.engine.hf_engine import HFEngine
 
@@ -46,8 +52,13 @@ def build_engine(config: RunConfig, model: torch.nn.Module, tokenizer, version: 
     return engine_for_model(config.engine, model, tokenizer, version=version)
 
 
-def engine_for_spec(spec: str | ModelSpec, api_key_env: str = "OPENAI_API_KEY", tokenizer_spec: str = "smollm2-135m",
-                    concurrency: int = 8, tokenizer=None) -> LoadedEngine:
+def engine_for_spec(
+    spec: str | ModelSpec,
+    api_key_env: str = "OPENAI_API_KEY",
+    tokenizer_spec: str = "smollm2-135m",
+    concurrency: int = 8,
+    tokenizer=None,
+) -> LoadedEngine:
     """`tokenizer`: one already loaded for the spec's model (else it is loaded here); an openai
     spec tokenizes with `tokenizer_spec`'s."""
     spec = parse_model_spec(spec) if isinstance(spec, str) else spec
@@ -55,8 +66,13 @@ def engine_for_spec(spec: str | ModelSpec, api_key_env: str = "OPENAI_API_KEY", 
         from posttrain.engine.openai_engine import OpenAIEngine
 
         tokenizer = tokenizer or load_tokenizer(tokenizer_spec)
-        return LoadedEngine(OpenAIEngine(spec.base_url, spec.model, api_key_env=api_key_env, tokenizer=tokenizer,
-                                         max_concurrency=concurrency), tokenizer, None)
+        return LoadedEngine(
+            OpenAIEngine(
+                spec.base_url, spec.model, api_key_env=api_key_env, tokenizer=tokenizer, max_concurrency=concurrency
+            ),
+            tokenizer,
+            None,
+        )
     tokenizer = tokenizer or load_tokenizer(spec.model)
     if spec.backend == "vllm":
         from posttrain.engine.vllm_engine import VLLMEngine

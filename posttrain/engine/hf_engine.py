@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Iterable
 
 import torch
 from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
@@ -52,11 +52,13 @@ class HFEngine:
         for params, group in rows.items():
             for start in range(0, len(group), self.max_batch_size):
                 chunk = group[start : start + self.max_batch_size]
-                for (order, request, sample_index), completion in zip(chunk, self._generate_chunk(params, chunk)):
+                for (order, _request, sample_index), completion in zip(chunk, self._generate_chunk(params, chunk)):
                     results[(order, sample_index)] = completion
         return [results[key] for key in sorted(results)]
 
-    def _generate_chunk(self, params: SamplingParams, chunk: list[tuple[int, GenerationRequest, int]]) -> list[Completion]:
+    def _generate_chunk(
+        self, params: SamplingParams, chunk: list[tuple[int, GenerationRequest, int]]
+    ) -> list[Completion]:
         prompts = [request.prompt_token_ids for _, request, _ in chunk]
         width = max(len(p) for p in prompts)
         input_ids = torch.full((len(prompts), width), self.pad_token_id, dtype=torch.long)

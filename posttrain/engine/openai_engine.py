@@ -33,8 +33,9 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterable
+from typing import Any
 
 import torch
 
@@ -112,8 +113,9 @@ class OpenAIEngine:
 
     # ---- chat, for servers without token-id prompts -----------------------------------------
 
-    def chat(self, messages: list[dict[str, Any]], params: SamplingParams = SamplingParams(),
-             request_id: str = "chat") -> Completion:
+    def chat(
+        self, messages: list[dict[str, Any]], params: SamplingParams = SamplingParams(), request_id: str = "chat"
+    ) -> Completion:
         """One reply to `messages` from `/v1/chat/completions`. `prompt_token_ids` is what the
         server reports (vLLM with return_token_ids), else empty."""
         if params.n != 1:
@@ -135,8 +137,13 @@ class OpenAIEngine:
         token_ids, logprobs = self._token_ids(choice.get("token_ids"), token_strings, logprobs, text)
         prompt_ids = choice.get("prompt_token_ids") or response.get("prompt_token_ids") or []
         return Completion(
-            request_id=request_id, sample_index=0, prompt_token_ids=list(prompt_ids), token_ids=token_ids,
-            logprobs=logprobs, finish_reason=_finish_reason(choice.get("finish_reason")), text=text,
+            request_id=request_id,
+            sample_index=0,
+            prompt_token_ids=list(prompt_ids),
+            token_ids=token_ids,
+            logprobs=logprobs,
+            finish_reason=_finish_reason(choice.get("finish_reason")),
+            text=text,
             version=self.version,
         )
 
@@ -146,16 +153,22 @@ class OpenAIEngine:
         params = request.params
         # Greedy samples are all the same, and vLLM refuses n>1 with temperature 0: ask for one.
         n = 1 if params.temperature == 0 else params.n
-        body = {"model": self.model, "prompt": [list(request.prompt_token_ids)], "n": n,
-                **self._sampling_fields(params)}
+        body = {
+            "model": self.model,
+            "prompt": [list(request.prompt_token_ids)],
+            "n": n,
+            **self._sampling_fields(params),
+        }
         if self.logprobs:
             body["logprobs"] = 1
         body.update(self.extra_body)
         response = self._post("/completions", body)
         choices = sorted(response.get("choices") or [], key=lambda c: c.get("index", 0))
         if len(choices) != n:
-            raise OpenAIServerError(f"{self.api_url}/completions answered {len(choices)} choices for "
-                                    f"request {request.request_id!r}, asked for n={n}")
+            raise OpenAIServerError(
+                f"{self.api_url}/completions answered {len(choices)} choices for "
+                f"request {request.request_id!r}, asked for n={n}"
+            )
         choices = choices * (params.n // n)
         completions = []
         for sample_index, choice in enumerate(choices):
@@ -163,16 +176,26 @@ class OpenAIEngine:
             text = choice.get("text") or ""
             logprobs = [float(x) for x in lp.get("token_logprobs") or [] if x is not None]
             token_ids, logprobs = self._token_ids(choice.get("token_ids"), lp.get("tokens") or [], logprobs, text)
-            completions.append(Completion(
-                request_id=request.request_id, sample_index=sample_index,
-                prompt_token_ids=list(request.prompt_token_ids), token_ids=token_ids, logprobs=logprobs,
-                finish_reason=_finish_reason(choice.get("finish_reason")), text=text, version=self.version,
-            ))
+            completions.append(
+                Completion(
+                    request_id=request.request_id,
+                    sample_index=sample_index,
+                    prompt_token_ids=list(request.prompt_token_ids),
+                    token_ids=token_ids,
+                    logprobs=logprobs,
+                    finish_reason=_finish_reason(choice.get("finish_reason")),
+                    text=text,
+                    version=self.version,
+                )
+            )
         return completions
 
     def _sampling_fields(self, params: SamplingParams) -> dict[str, Any]:
-        fields: dict[str, Any] = {"temperature": params.temperature, "top_p": params.top_p,
-                                  "max_tokens": params.max_tokens}
+        fields: dict[str, Any] = {
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "max_tokens": params.max_tokens,
+        }
         if params.stop:
             fields["stop"] = list(params.stop)
         if params.seed is not None:
@@ -183,19 +206,24 @@ class OpenAIEngine:
             fields["stop_token_ids"] = list(params.stop_token_ids)
         return fields
 
-    def _token_ids(self, ids: list[int] | None, token_strings: list[str], logprobs: list[float],
-                   text: str) -> tuple[list[int], list[float]]:
+    def _token_ids(
+        self, ids: list[int] | None, token_strings: list[str], logprobs: list[float], text: str
+    ) -> tuple[list[int], list[float]]:
         """(token_ids, logprobs), exact when the server gave ids, approximate when re-tokenized."""
         if ids is not None:
             return [int(t) for t in ids], logprobs
         if token_strings and all(isinstance(t, str) and t.startswith(_TOKEN_ID_PREFIX) for t in token_strings):
-            return [int(t[len(_TOKEN_ID_PREFIX):]) for t in token_strings], logprobs
+            return [int(t[len(_TOKEN_ID_PREFIX) :]) for t in token_strings], logprobs
         if self.tokenizer is None:
-            self._warn_once("no-ids", f"{self.api_url} returned no token ids and no tokenizer was given: "
-                                      "completions carry text only (no token_ids, no logprobs)")
+            self._warn_once(
+                "no-ids",
+                f"{self.api_url} returned no token ids and no tokenizer was given: "
+                "completions carry text only (no token_ids, no logprobs)",
+            )
             return [], []
-        self._warn_once("approx", f"{self.api_url} returned no token ids: re-tokenizing the text, "
-                                  "so token ids are approximate")
+        self._warn_once(
+            "approx", f"{self.api_url} returned no token ids: re-tokenizing the text, so token ids are approximate"
+        )
         approx = list(self.tokenizer.encode(text, add_special_tokens=False))
         return approx, logprobs if len(logprobs) == len(approx) else []
 
@@ -214,7 +242,7 @@ class OpenAIEngine:
                     continue
                 tries = f" after {attempt + 1} tries" if attempt else ""
                 raise OpenAIServerError(f"{url} answered HTTP {exc.code}{tries}: {detail}") from None
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 raise OpenAIServerError(f"{url} did not answer within timeout_s={self.timeout_s}") from None
             except urllib.error.URLError as exc:
                 if isinstance(exc.reason, (TimeoutError, socket.timeout)):
@@ -234,7 +262,7 @@ class OpenAIEngine:
                 return min(float(retry_after), 60.0)
             except ValueError:
                 pass
-        return self.backoff_s * (2 ** attempt)
+        return self.backoff_s * (2**attempt)
 
     def _warn_once(self, key: str, message: str) -> None:
         with self._warn_lock:

@@ -23,8 +23,9 @@ import importlib
 import logging
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import torch
 
@@ -76,8 +77,14 @@ class VLLMEngine:
         saved = os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING")
         os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0" if in_process else "1"
         try:
-            self.llm = vllm.LLM(model=self.model_dir, dtype=dtype, max_model_len=max_model_len,
-                                gpu_memory_utilization=gpu_memory_utilization, seed=seed, **kwargs)
+            self.llm = vllm.LLM(
+                model=self.model_dir,
+                dtype=dtype,
+                max_model_len=max_model_len,
+                gpu_memory_utilization=gpu_memory_utilization,
+                seed=seed,
+                **kwargs,
+            )
         finally:
             if saved is None:
                 os.environ.pop("VLLM_ENABLE_V1_MULTIPROCESSING", None)
@@ -94,7 +101,7 @@ class VLLMEngine:
         for request in requests:
             params = request.params
             split = params.temperature == 0 and params.n > 1
-            for indices in ([[s] for s in range(params.n)] if split else [list(range(params.n))]):
+            for indices in [[s] for s in range(params.n)] if split else [list(range(params.n))]:
                 prompts.append(self._vllm.TokensPrompt(prompt_token_ids=list(request.prompt_token_ids)))
                 sampling.append(self._sampling_params(params, n=len(indices)))
                 owners.append((request, indices))
@@ -105,16 +112,23 @@ class VLLMEngine:
         for (request, indices), output in zip(owners, outputs):
             samples = sorted(output.outputs, key=lambda o: o.index)
             if len(samples) != len(indices):
-                raise RuntimeError(f"vllm returned {len(samples)} samples for request {request.request_id!r}, "
-                                   f"asked for {len(indices)}")
+                raise RuntimeError(
+                    f"vllm returned {len(samples)} samples for request {request.request_id!r}, asked for {len(indices)}"
+                )
             for sample_index, sample in zip(indices, samples):
                 token_ids = list(sample.token_ids)
-                completions.append(Completion(
-                    request_id=request.request_id, sample_index=sample_index,
-                    prompt_token_ids=list(request.prompt_token_ids), token_ids=token_ids,
-                    logprobs=_chosen_logprobs(sample.logprobs, token_ids), finish_reason=_finish(sample.finish_reason),
-                    text=sample.text, version=self.version,
-                ))
+                completions.append(
+                    Completion(
+                        request_id=request.request_id,
+                        sample_index=sample_index,
+                        prompt_token_ids=list(request.prompt_token_ids),
+                        token_ids=token_ids,
+                        logprobs=_chosen_logprobs(sample.logprobs, token_ids),
+                        finish_reason=_finish(sample.finish_reason),
+                        text=sample.text,
+                        version=self.version,
+                    )
+                )
         return completions
 
     def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
@@ -143,8 +157,10 @@ class VLLMEngine:
     def _sampling_params(self, params: SamplingParams, n: int):
         if params.temperature > 0 and (params.top_p < 1 or params.top_k) and not self._warned_truncated:
             self._warned_truncated = True
-            log.warning("vllm backend: with top_p<1 or top_k>0, vLLM's logprobs are renormalised over the "
-                        "kept tokens, not log_softmax(logits/temperature) over the vocabulary")
+            log.warning(
+                "vllm backend: with top_p<1 or top_k>0, vLLM's logprobs are renormalised over the "
+                "kept tokens, not log_softmax(logits/temperature) over the vocabulary"
+            )
         return self._vllm.SamplingParams(
             n=n,
             temperature=params.temperature,

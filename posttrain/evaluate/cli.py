@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from posttrain.console import console, emit_json, fail, pass_rate_progress
 from posttrain.errors import PosttrainError
 
-app = typer.Typer(add_completion=False,
-                  pretty_exceptions_enable=False, invoke_without_command=True)
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, invoke_without_command=True)
 
 AGENTS = ("oracle", "nop", "model")
 
@@ -51,28 +49,38 @@ def _prices(path: Path | None) -> dict[str, float]:
 @app.callback()
 def eval_command(
     ctx: typer.Context,
-    tasks: Optional[str] = typer.Option(None, "--tasks", help="A Harbor task directory or suite (tasks/terminal), "
-                                        "or longctx:KINDS:LENGTHS[:COUNT[:SEED]] (e.g. longctx:all:1k,8k:3)."),
+    tasks: str | None = typer.Option(
+        None,
+        "--tasks",
+        help="A Harbor task directory or suite (tasks/terminal), "
+        "or longctx:KINDS:LENGTHS[:COUNT[:SEED]] (e.g. longctx:all:1k,8k:3).",
+    ),
     agent: str = typer.Option("oracle", "--agent", help="oracle, nop or model."),
-    model: str = typer.Option("smollm2-135m", "--model", help="smollm2-135m, hf:DIR, builtin:DIR, vllm:DIR or "
-                              "openai:BASE_URL#MODEL (key from $OPENAI_API_KEY)."),
+    model: str = typer.Option(
+        "smollm2-135m",
+        "--model",
+        help="smollm2-135m, hf:DIR, builtin:DIR, vllm:DIR or openai:BASE_URL#MODEL (key from $OPENAI_API_KEY).",
+    ),
     attempts: int = typer.Option(1, "--attempts", "-k", min=1, help="Attempts per task (pass@k up to this)."),
     concurrency: int = typer.Option(4, "--concurrency", min=1, help="Episodes (sandboxes) at once."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory; an existing one is resumed."),
-    names: Optional[str] = typer.Option(None, "--names", help="Only these tasks (comma-separated)."),
-    tags: Optional[str] = typer.Option(None, "--tags", help="Only tasks with all these tags."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Run directory; an existing one is resumed."),
+    names: str | None = typer.Option(None, "--names", help="Only these tasks (comma-separated)."),
+    tags: str | None = typer.Option(None, "--tags", help="Only tasks with all these tags."),
     seed: int = typer.Option(0, "--seed", help="Seed of every attempt's sampling."),
-    temperature: Optional[float] = typer.Option(None, "--temperature", min=0.0,
-                                                help="Default: 0 (greedy) for one attempt, 0.7 for more."),
+    temperature: float | None = typer.Option(
+        None, "--temperature", min=0.0, help="Default: 0 (greedy) for one attempt, 0.7 for more."
+    ),
     max_steps: int = typer.Option(30, "--max-steps", min=1, help="Turns per episode."),
     reply_tokens: int = typer.Option(256, "--reply-tokens", min=8, help="New tokens per turn."),
-    prices: Optional[Path] = typer.Option(None, "--prices", help="TOML with [prices] prompt, completion per 1k tokens."),
+    prices: Path | None = typer.Option(None, "--prices", help="TOML with [prices] prompt, completion per 1k tokens."),
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="openai: the variable holding the key."),
     max_sandboxes: int = typer.Option(64, "--max-sandboxes", min=1, help="Global cap on open sandboxes."),
-    quarantine: Optional[Path] = typer.Option(None, "--quarantine", help="Skip the tasks in this quarantine.txt "
-                                              "(from posttrain inspect)."),
-    quality_gate: bool = typer.Option(False, "--quality-gate", help="Inspect the tasks first (into OUT/quality) "
-                                      "and skip the ones quarantined."),
+    quarantine: Path | None = typer.Option(
+        None, "--quarantine", help="Skip the tasks in this quarantine.txt (from posttrain inspect)."
+    ),
+    quality_gate: bool = typer.Option(
+        False, "--quality-gate", help="Inspect the tasks first (into OUT/quality) and skip the ones quarantined."
+    ),
 ) -> None:
     """Evaluate an agent: every task --attempts times in sandboxes, verified by the task's own
     tests. Writes RUN_DIR/results.jsonl (a row per attempt, with its trajectory file),
@@ -111,27 +119,62 @@ def eval_command(
             from posttrain.quality.gate import gate
 
             terminal = [t for t in task_list if t.kind == "terminal"]
-            kept = gate(terminal, quarantine, inspect_source=tasks if quality_gate and quarantine is None else None,
-                        inspect_out=out / "quality", log=lambda line: console.print(line, markup=False, highlight=False))
+            kept = gate(
+                terminal,
+                quarantine,
+                inspect_source=tasks if quality_gate and quarantine is None else None,
+                inspect_out=out / "quality",
+                log=lambda line: console.print(line, markup=False, highlight=False),
+            )
             task_list = [t for t in task_list if t.kind != "terminal" or t in kept]
             if not task_list:
                 fail("every task is quarantined; nothing left to evaluate")
         temp = temperature if temperature is not None else (0.0 if attempts == 1 else 0.7)
         params = SamplingParams(temperature=temp, max_tokens=reply_tokens)
-        policy = {"oracle": OraclePolicy, "nop": NopPolicy}[agent]() if agent != "model" else \
-            ModelPolicy(engine, tokenizer, params)
-        config = AgentConfig(max_steps=max_steps, reply_tokens=reply_tokens,
-                             **({"max_context_tokens": limit} if limit else {}))
+        policy = (
+            {"oracle": OraclePolicy, "nop": NopPolicy}[agent]()
+            if agent != "model"
+            else ModelPolicy(engine, tokenizer, params)
+        )
+        config = AgentConfig(
+            max_steps=max_steps, reply_tokens=reply_tokens, **({"max_context_tokens": limit} if limit else {})
+        )
         progress, on_attempt = _progress(len(task_list) * attempts)
         with progress:
-            summary = run_eval(task_list, agent, policy, tokenizer, out, attempts=attempts,
-                               concurrency=min(concurrency, max_sandboxes), seed=seed, model=model if agent == "model" else "",
-                               engine=engine, params=params, agent_config=config, prices=_prices(prices),
-                               on_attempt=on_attempt, tasks_spec=tasks, max_context_tokens=limit)
+            summary = run_eval(
+                task_list,
+                agent,
+                policy,
+                tokenizer,
+                out,
+                attempts=attempts,
+                concurrency=min(concurrency, max_sandboxes),
+                seed=seed,
+                model=model if agent == "model" else "",
+                engine=engine,
+                params=params,
+                agent_config=config,
+                prices=_prices(prices),
+                on_attempt=on_attempt,
+                tasks_spec=tasks,
+                max_context_tokens=limit,
+            )
     except PosttrainError as exc:
         fail(str(exc))
-    brief = {k: summary[k] for k in ("n_tasks", "n_attempts", "mean_reward", "pass_at_1", "pass_at_k", "failure_modes",
-                                     "tool_call_accuracy", "tokens", "cost")}
+    brief = {
+        k: summary[k]
+        for k in (
+            "n_tasks",
+            "n_attempts",
+            "mean_reward",
+            "pass_at_1",
+            "pass_at_k",
+            "failure_modes",
+            "tool_call_accuracy",
+            "tokens",
+            "cost",
+        )
+    }
     emit_json({**brief, "out": str(out)}, None)
 
 
@@ -139,8 +182,11 @@ def _progress(total: int):
     progress, report = pass_rate_progress(total, "eval")
 
     def on_attempt(row: dict, resumed: bool) -> None:
-        report(row["passed"], f"{row['task_id']}#{row['attempt']}: {'pass' if row['passed'] else 'fail'} "
-                              f"({row['failure'] or 'ok'})", resumed)
+        report(
+            row["passed"],
+            f"{row['task_id']}#{row['attempt']}: {'pass' if row['passed'] else 'fail'} ({row['failure'] or 'ok'})",
+            resumed,
+        )
 
     return progress, on_attempt
 
@@ -162,7 +208,10 @@ def compare_command(
         if row["difference"]:
             console.print(f"{task}: {row['a']:.2f} -> {row['b']:.2f} ({row['difference']:+.2f})", highlight=False)
     low, high = result["difference_ci95"]
-    console.print(f"overall: {result['pass_rate']['a']:.3f} -> {result['pass_rate']['b']:.3f}, "
-                  f"difference {result['difference']:+.3f} (95% CI [{low:+.3f}, {high:+.3f}]) over "
-                  f"{result['tasks_compared']} tasks", highlight=False)
+    console.print(
+        f"overall: {result['pass_rate']['a']:.3f} -> {result['pass_rate']['b']:.3f}, "
+        f"difference {result['difference']:+.3f} (95% CI [{low:+.3f}, {high:+.3f}]) over "
+        f"{result['tasks_compared']} tasks",
+        highlight=False,
+    )
     print(json.dumps(result, indent=2))

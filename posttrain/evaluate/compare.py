@@ -30,9 +30,13 @@ def compare_runs(run_a: Path, run_b: Path, samples: int = 2000, seed: int = 0) -
     after = [rate(b["tasks"][t]) for t in common]
     delta, low, high = paired_bootstrap_ci(before, after, samples=samples, seed=seed)
     return {
-        "a": str(run_a), "b": str(run_b), "tasks_compared": len(common),
-        "only_in_a": sorted(set(a["tasks"]) - set(b["tasks"])), "only_in_b": sorted(set(b["tasks"]) - set(a["tasks"])),
+        "a": str(run_a),
+        "b": str(run_b),
+        "tasks_compared": len(common),
+        "only_in_a": sorted(set(a["tasks"]) - set(b["tasks"])),
+        "only_in_b": sorted(set(b["tasks"]) - set(a["tasks"])),
         "pass_rate": {"a": sum(before) / len(common), "b": sum(after) / len(common)},
-        "difference": delta, "difference_ci95": [low, high],
+        "difference": delta,
+        "difference_ci95": [low, high],
         "tasks": {t: {"a": x, "b": y, "difference": y - x} for t, x, y in zip(common, before, after)},
     }

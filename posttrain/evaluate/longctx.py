@@ -25,12 +25,16 @@ from posttrain.errors import PosttrainError
 from posttrain.tasks.records import Task
 
 KINDS = ("retrieval", "multihop", "aggregation", "consistency")
-_WORDS = ("river stone window garden copper lantern meadow violet harbor orchard pepper ribbon "
-          "saddle thunder velvet walnut anchor basket candle dragon falcon glacier hazel island "
-          "jasmine kettle lemon marble nectar oyster pebble quartz raven silver timber umbrella "
-          "valley willow yonder zephyr amber birch cedar delta ember fern grove heron ivory").split()
-_NAMES = ("Avery Blake Casey Devon Emery Finley Gray Harper Indigo Jordan Kendall Logan Morgan "
-          "Noel Oakley Parker Quinn Reese Sawyer Taylor").split()
+_WORDS = (
+    "river stone window garden copper lantern meadow violet harbor orchard pepper ribbon "
+    "saddle thunder velvet walnut anchor basket candle dragon falcon glacier hazel island "
+    "jasmine kettle lemon marble nectar oyster pebble quartz raven silver timber umbrella "
+    "valley willow yonder zephyr amber birch cedar delta ember fern grove heron ivory"
+).split()
+_NAMES = (
+    "Avery Blake Casey Devon Emery Finley Gray Harper Indigo Jordan Kendall Logan Morgan "
+    "Noel Oakley Parker Quinn Reese Sawyer Taylor"
+).split()
 _ITEMS = ("bolts hinges washers brackets gaskets springs rivets pulleys valves sprockets").split()
 
 
@@ -49,8 +53,7 @@ class LongContextSpec:
 def parse_spec(spec: str) -> LongContextSpec:
     parts = spec.removeprefix("longctx:").split(":")
     if not spec.startswith("longctx:") or len(parts) < 2 or len(parts) > 4:
-        raise LongContextSpecError(f"{spec!r}: expected longctx:KINDS:LENGTHS[:COUNT[:SEED]], "
-                                   "e.g. longctx:all:1k,8k:3")
+        raise LongContextSpecError(f"{spec!r}: expected longctx:KINDS:LENGTHS[:COUNT[:SEED]], e.g. longctx:all:1k,8k:3")
     kinds = KINDS if parts[0] == "all" else tuple(k.strip() for k in parts[0].split(","))
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
@@ -106,8 +109,9 @@ def _filler_sentence(rng: random.Random) -> str:
     return " ".join(words).capitalize() + "."
 
 
-def _document(pieces: list[str], target_tokens: int, question: str, counter: _Counter, rng: random.Random,
-              filler=_filler_sentence) -> str:
+def _document(
+    pieces: list[str], target_tokens: int, question: str, counter: _Counter, rng: random.Random, filler=_filler_sentence
+) -> str:
     """Scatter `pieces` (in order) through filler so the whole prompt is about target_tokens."""
     tolerance = max(10, target_tokens // 100)
     fixed = counter.count(question) + sum(counter.count(p) + 1 for p in pieces) + 16
@@ -124,7 +128,7 @@ def _document(pieces: list[str], target_tokens: int, question: str, counter: _Co
         body: list[str] = []
         cursor = 0
         for slot, piece in zip(slots, pieces):
-            body.extend(sentences[cursor:min(slot, count)])
+            body.extend(sentences[cursor : min(slot, count)])
             body.append(piece)
             cursor = min(slot, count)
         body.extend(sentences[cursor:count])
@@ -154,8 +158,10 @@ def _make(kind: str, length: int, index: int, rng: random.Random, tokenizer) -> 
         values = {k: str(rng.randint(10000, 99999)) for k in keys}
         pieces = [f"The secret code for {k} is {values[k]}." for k in keys]
         asked = rng.sample(keys, 3)
-        question = (f"What are the secret codes for {asked[0]}, {asked[1]} and {asked[2]}? "
-                    "Answer on the last line with the three codes, comma-separated, in that order.")
+        question = (
+            f"What are the secret codes for {asked[0]}, {asked[1]} and {asked[2]}? "
+            "Answer on the last line with the three codes, comma-separated, in that order."
+        )
         answer = ", ".join(values[k] for k in asked)
         document = _document(pieces, length, question, counter, rng)
     elif kind == "multihop":
@@ -172,15 +178,19 @@ def _make(kind: str, length: int, index: int, rng: random.Random, tokenizer) -> 
         mixed, chain_iter, rest_iter = [], iter(pieces[:4]), iter(rest)
         for position in order:
             mixed.append(next(chain_iter) if position in chain_slots else next(rest_iter))
-        question = (f"Following the assignments above, what number does {chain[-1]} hold? "
-                    "Answer on the last line with the number only.")
+        question = (
+            f"Following the assignments above, what number does {chain[-1]} hold? "
+            "Answer on the last line with the number only."
+        )
         answer = value
         document = _document(mixed, length, question, counter, rng)
     elif kind == "aggregation":
         top = rng.sample(_WORDS, 3)
         others = [w for w in _WORDS if w not in top]
-        question = ("Above is a long list of words. Which three words occur most often? Answer on the last "
-                    "line with the three words, comma-separated, most frequent first.")
+        question = (
+            "Above is a long list of words. Which three words occur most often? Answer on the last "
+            "line with the three words, comma-separated, most frequent first."
+        )
         per_token = counter.count(" ".join(rng.choice(_WORDS) for _ in range(500))) / 500
         total = max(60, int((length - counter.count(question) - 16) / per_token))
         for _ in range(4):  # refine the word count on the real token count
@@ -196,8 +206,10 @@ def _make(kind: str, length: int, index: int, rng: random.Random, tokenizer) -> 
         target = customers[0]
         per_line = counter.count("Order 00001: Avery ordered 12 valves") + 1
         question_tokens = counter.count(_consistency_question(target, 10))
-        pool = [(rng.choice(customers), rng.randint(2, 99), rng.choice(_ITEMS))
-                for _ in range(int(1.2 * length / per_line) + 40)]
+        pool = [
+            (rng.choice(customers), rng.randint(2, 99), rng.choice(_ITEMS))
+            for _ in range(int(1.2 * length / per_line) + 40)
+        ]
         lines = [f"Order {n:05d}: {c} ordered {q} {item}" for n, (c, q, item) in enumerate(pool, start=1)]
         n_lines = max(20, int((length - question_tokens) / per_line))
         for _ in range(8):  # fit the line count to the real token count
@@ -226,8 +238,10 @@ def _make(kind: str, length: int, index: int, rng: random.Random, tokenizer) -> 
 
 
 def _consistency_question(target: str, nth: int) -> str:
-    return (f"Reproduce exactly the order line of {target}'s order number {nth} (counting {target}'s orders from "
-            f"the first). If {target} has fewer than {nth} orders, answer: not present. Put the answer on the last line.")
+    return (
+        f"Reproduce exactly the order line of {target}'s order number {nth} (counting {target}'s orders from "
+        f"the first). If {target} has fewer than {nth} orders, answer: not present. Put the answer on the last line."
+    )
 
 
 def _word_list(total: int, top: list[str], others: list[str], rng: random.Random) -> list[str]:

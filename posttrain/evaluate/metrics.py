@@ -16,8 +16,17 @@ from math import comb
 from posttrain.agent.trajectory import Trajectory
 
 # failure categories of a failed attempt, from the trajectory's stop reason and failure mode
-FAILURE_CATEGORIES = ("agent_timeout", "budget_exhausted", "verifier_failed", "verifier_timeout",
-                      "context_overflow", "tool_errors", "sandbox_error", "engine_error", "wrong_answer")
+FAILURE_CATEGORIES = (
+    "agent_timeout",
+    "budget_exhausted",
+    "verifier_failed",
+    "verifier_timeout",
+    "context_overflow",
+    "tool_errors",
+    "sandbox_error",
+    "engine_error",
+    "wrong_answer",
+)
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -64,8 +73,14 @@ def tool_call_accuracy(trajectories: list[Trajectory]) -> float | None:
     return good / len(calls)
 
 
-def attempt_row(task_id: str, attempt: int, category: str, trajectory: Trajectory, trajectory_path: str,
-                prices: dict[str, float] | None = None) -> dict:
+def attempt_row(
+    task_id: str,
+    attempt: int,
+    category: str,
+    trajectory: Trajectory,
+    trajectory_path: str,
+    prices: dict[str, float] | None = None,
+) -> dict:
     """One line of results.jsonl."""
     prices = prices or {}
     calls = trajectory.tool_calls
@@ -147,8 +162,13 @@ def _distribution(values: list[float]) -> dict:
     def quantile(q: float) -> float:
         return float(ordered[min(len(ordered) - 1, int(q * len(ordered)))])
 
-    return {"mean": sum(values) / len(values), "p50": quantile(0.5), "p90": quantile(0.9),
-            "max": float(ordered[-1]), "total": float(sum(values))}
+    return {
+        "mean": sum(values) / len(values),
+        "p50": quantile(0.5),
+        "p90": quantile(0.9),
+        "max": float(ordered[-1]),
+        "total": float(sum(values)),
+    }
 
 
 def performance(rows: list[dict]) -> dict:
@@ -158,9 +178,16 @@ def performance(rows: list[dict]) -> dict:
     for row in rows:
         by_task[row["task_id"]].append(row)
     return {
-        "time_s": {phase: _distribution([r["time_s"][phase] for r in rows]) for phase in ("setup", "agent", "verifier")},
+        "time_s": {
+            phase: _distribution([r["time_s"][phase] for r in rows]) for phase in ("setup", "agent", "verifier")
+        },
         "tokens_cached": cached,
         "cache_hit_rate": cached / prompt if prompt else 0.0,
-        "tasks": {task: {phase: sum(r["time_s"][phase] for r in task_rows) / len(task_rows)
-                         for phase in ("setup", "agent", "verifier")} for task, task_rows in sorted(by_task.items())},
+        "tasks": {
+            task: {
+                phase: sum(r["time_s"][phase] for r in task_rows) / len(task_rows)
+                for phase in ("setup", "agent", "verifier")
+            }
+            for task, task_rows in sorted(by_task.items())
+        },
     }

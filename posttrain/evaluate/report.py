@@ -39,8 +39,10 @@ def markdown_report(summary: dict, perf: dict) -> str:
         f"| cost | {_fmt(summary['cost'], 4)} |",
         f"| steps mean / p90 / max | {_fmt(summary['steps']['mean'], 1)} / {_fmt(summary['steps']['p90'], 1)} / "
         f"{_fmt(summary['steps']['max'], 1)} |",
-        *(f"| {phase} time mean / p90 (s) | {_fmt(d['mean'], 2)} / {_fmt(d['p90'], 2)} |"
-          for phase, d in perf["time_s"].items()),
+        *(
+            f"| {phase} time mean / p90 (s) | {_fmt(d['mean'], 2)} / {_fmt(d['p90'], 2)} |"
+            for phase, d in perf["time_s"].items()
+        ),
         "",
         "## Failure modes",
         "",
@@ -58,28 +60,36 @@ def markdown_report(summary: dict, perf: dict) -> str:
         "",
         "| task | category | passed / attempts | mean reward | mean steps |",
         "|---|---|---|---|---|",
-        *(f"| {task} | {t['category']} | {t['passed']} / {t['attempts']} | {_fmt(t['mean_reward'])} | "
-          f"{_fmt(t['mean_steps'], 1)} |" for task, t in summary["tasks"].items()),
+        *(
+            f"| {task} | {t['category']} | {t['passed']} / {t['attempts']} | {_fmt(t['mean_reward'])} | "
+            f"{_fmt(t['mean_steps'], 1)} |"
+            for task, t in summary["tasks"].items()
+        ),
         "",
     ]
     return "\n".join(lines)
 
 
-def bar_chart(title: str, items: list[tuple[str, float]], value_max: float | None = None, plot_id: str = "",
-              fmt: str = "{:.2f}") -> str:
+def bar_chart(
+    title: str, items: list[tuple[str, float]], value_max: float | None = None, plot_id: str = "", fmt: str = "{:.2f}"
+) -> str:
     """A horizontal bar chart as inline SVG; each bar is a <rect class="bar">."""
     width, label_w, row_h = 640, 200, 22
     height = 30 + row_h * max(1, len(items))
     top = value_max if value_max is not None else max([v for _, v in items] + [1e-9])
-    parts = [f'<svg class="plot" id="{html.escape(plot_id)}" width="{width}" height="{height}" '
-             f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{html.escape(title)}">',
-             f'<text x="0" y="16" font-size="14" font-weight="bold">{html.escape(title)}</text>']
+    parts = [
+        f'<svg class="plot" id="{html.escape(plot_id)}" width="{width}" height="{height}" '
+        f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{html.escape(title)}">',
+        f'<text x="0" y="16" font-size="14" font-weight="bold">{html.escape(title)}</text>',
+    ]
     for i, (label, value) in enumerate(items):
         y = 26 + i * row_h
         w = 0 if top <= 0 else (width - label_w - 60) * max(0.0, value) / top
         parts.append(f'<text x="0" y="{y + 14}" font-size="12">{html.escape(str(label))[:30]}</text>')
-        parts.append(f'<rect class="bar" x="{label_w}" y="{y + 2}" width="{w:.1f}" height="{row_h - 6}" '
-                     f'fill="{_BAR}"><title>{html.escape(str(label))}: {fmt.format(value)}</title></rect>')
+        parts.append(
+            f'<rect class="bar" x="{label_w}" y="{y + 2}" width="{w:.1f}" height="{row_h - 6}" '
+            f'fill="{_BAR}"><title>{html.escape(str(label))}: {fmt.format(value)}</title></rect>'
+        )
         parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 14}" font-size="12">{fmt.format(value)}</text>')
     if not items:
         parts.append('<text x="0" y="40" font-size="12">(none)</text>')
@@ -95,39 +105,47 @@ def histogram(title: str, values: list[float], bins: int = 10, plot_id: str = ""
     counts = [0] * bins
     for v in values:
         counts[min(bins - 1, int((v - low) / span * bins))] += 1
-    items = [(f"{low + span * i / bins:.1f}-{low + span * (i + 1) / bins:.1f}{unit}", float(c))
-             for i, c in enumerate(counts)]
+    items = [
+        (f"{low + span * i / bins:.1f}-{low + span * (i + 1) / bins:.1f}{unit}", float(c)) for i, c in enumerate(counts)
+    ]
     return bar_chart(title, items, plot_id=plot_id, fmt="{:.0f}")
 
 
 def html_report(summary: dict, perf: dict, rows: list[dict]) -> str:
     plots = [
         bar_chart("Pass rate by category", list(summary["pass_rate_by_category"].items()), 1.0, "pass-by-category"),
-        bar_chart("Failure modes (attempts)", [(k, float(v)) for k, v in summary["failure_modes"].items()],
-                  plot_id="failure-modes", fmt="{:.0f}"),
+        bar_chart(
+            "Failure modes (attempts)",
+            [(k, float(v)) for k, v in summary["failure_modes"].items()],
+            plot_id="failure-modes",
+            fmt="{:.0f}",
+        ),
         histogram("Steps per attempt", [float(r["steps"]) for r in rows], plot_id="steps"),
-        histogram("Agent time per attempt", [float(r["time_s"]["agent"]) for r in rows], plot_id="agent-time", unit="s"),
+        histogram(
+            "Agent time per attempt", [float(r["time_s"]["agent"]) for r in rows], plot_id="agent-time", unit="s"
+        ),
     ]
     table = "".join(
         f"<tr><td>{html.escape(task)}</td><td>{html.escape(t['category'])}</td><td>{t['passed']} / {t['attempts']}</td>"
         f"<td>{_fmt(t['mean_reward'])}</td><td>{_fmt(t['mean_steps'], 1)}</td></tr>"
-        for task, t in summary["tasks"].items())
+        for task, t in summary["tasks"].items()
+    )
     metrics = "".join(f"<tr><td>pass@{k}</td><td>{_fmt(v)}</td></tr>" for k, v in summary["pass_at_k"].items())
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>posttrain eval report</title>
 <style>body{{font-family:sans-serif;margin:2em;max-width:60em}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}}svg.plot{{display:block;margin:1.5em 0}}</style>
 </head><body>
-<h1>Eval: {html.escape(str(summary.get('agent')))} on {html.escape(str(summary.get('task_source') or 'tasks'))}</h1>
-<p>model <code>{html.escape(str(summary.get('model') or '-'))}</code>, {summary['n_tasks']} tasks,
-{summary['n_attempts']} attempts</p>
+<h1>Eval: {html.escape(str(summary.get("agent")))} on {html.escape(str(summary.get("task_source") or "tasks"))}</h1>
+<p>model <code>{html.escape(str(summary.get("model") or "-"))}</code>, {summary["n_tasks"]} tasks,
+{summary["n_attempts"]} attempts</p>
 <table><tr><th>metric</th><th>value</th></tr>
-<tr><td>mean reward</td><td>{_fmt(summary['mean_reward'])}</td></tr>{metrics}
-<tr><td>tool-call accuracy</td><td>{_fmt(summary['tool_call_accuracy'])}</td></tr>
-<tr><td>tokens in / out</td><td>{summary['tokens']['in']} / {summary['tokens']['out']}</td></tr>
-<tr><td>prefix-cache hit rate</td><td>{_fmt(perf['cache_hit_rate'])}</td></tr>
-<tr><td>cost</td><td>{_fmt(summary['cost'], 4)}</td></tr></table>
-{''.join(plots)}
+<tr><td>mean reward</td><td>{_fmt(summary["mean_reward"])}</td></tr>{metrics}
+<tr><td>tool-call accuracy</td><td>{_fmt(summary["tool_call_accuracy"])}</td></tr>
+<tr><td>tokens in / out</td><td>{summary["tokens"]["in"]} / {summary["tokens"]["out"]}</td></tr>
+<tr><td>prefix-cache hit rate</td><td>{_fmt(perf["cache_hit_rate"])}</td></tr>
+<tr><td>cost</td><td>{_fmt(summary["cost"], 4)}</td></tr></table>
+{"".join(plots)}
 <h2>Tasks</h2>
 <table><tr><th>task</th><th>category</th><th>passed / attempts</th><th>mean reward</th><th>mean steps</th></tr>
 {table}</table>

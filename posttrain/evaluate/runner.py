@@ -81,7 +81,7 @@ class ResultsLog:
             except json.JSONDecodeError:
                 if number == len(lines):
                     continue  # a line cut by a kill mid-write: that attempt is redone
-                raise EvalRunError(f"{self.path}:{number}: not JSON; the file is damaged")
+                raise EvalRunError(f"{self.path}:{number}: not JSON; the file is damaged") from None
             key = (row["task_id"], row["attempt"])
             if key not in seen:
                 seen.add(key)
@@ -101,23 +101,46 @@ class ResultsLog:
         return row
 
 
-def run_eval(tasks: list[Task], agent: str, policy: Policy, tokenizer, out: Path, *, attempts: int = 1,
-             concurrency: int = 4, seed: int = 0, model: str = "", engine=None, params: SamplingParams | None = None,
-             agent_config: AgentConfig | None = None, prices: dict[str, float] | None = None,
-             ks: list[int] | None = None, on_attempt=None, tasks_spec: str = "",
-             max_context_tokens: int | None = None, backend: str | None = None) -> dict:
+def run_eval(
+    tasks: list[Task],
+    agent: str,
+    policy: Policy,
+    tokenizer,
+    out: Path,
+    *,
+    attempts: int = 1,
+    concurrency: int = 4,
+    seed: int = 0,
+    model: str = "",
+    engine=None,
+    params: SamplingParams | None = None,
+    agent_config: AgentConfig | None = None,
+    prices: dict[str, float] | None = None,
+    ks: list[int] | None = None,
+    on_attempt=None,
+    tasks_spec: str = "",
+    max_context_tokens: int | None = None,
+    backend: str | None = None,
+) -> dict:
     """Run (or resume) an eval into `out`; returns the summary."""
     prices = prices or {}
     out.mkdir(parents=True, exist_ok=True)
-    settings = {"tasks": tasks_spec, "task_ids": [t.id for t in tasks], "agent": agent, "model": model,
-                "attempts": attempts, "seed": seed}
+    settings = {
+        "tasks": tasks_spec,
+        "task_ids": [t.id for t in tasks],
+        "agent": agent,
+        "model": model,
+        "attempts": attempts,
+        "seed": seed,
+    }
     settings_path = out / "eval.json"
     if settings_path.is_file():
         previous = json.loads(settings_path.read_text())
         differing = [k for k in settings if previous.get(k) != settings[k]]
         if differing:
-            raise EvalRunError(f"{out} holds an eval run with other settings ({', '.join(differing)}); "
-                               "use another --out")
+            raise EvalRunError(
+                f"{out} holds an eval run with other settings ({', '.join(differing)}); use another --out"
+            )
     else:
         settings_path.write_text(json.dumps(settings, indent=2) + "\n")
     log = ResultsLog(out)
@@ -136,12 +159,21 @@ def run_eval(tasks: list[Task], agent: str, policy: Policy, tokenizer, out: Path
     terminal = [(t, a) for t, a in pending if t.kind == "terminal"]
     answer = [(t, a) for t, a in pending if t.kind != "terminal"]
     if terminal:
+
         def ended(trajectory: Trajectory) -> None:
             task, attempt = terminal[trajectory.metadata["index"]]
             record(task, attempt, trajectory)
 
-        run_episodes([t for t, _ in terminal], policy, tokenizer, agent_config, backend=backend, on_episode_end=ended,
-                     seeds=[attempt_seed(seed, t.id, a) for t, a in terminal], max_live=concurrency)
+        run_episodes(
+            [t for t, _ in terminal],
+            policy,
+            tokenizer,
+            agent_config,
+            backend=backend,
+            on_episode_end=ended,
+            seeds=[attempt_seed(seed, t.id, a) for t, a in terminal],
+            max_live=concurrency,
+        )
     if answer:
         _answer_attempts(answer, agent, engine, tokenizer, params, seed, concurrency, record, max_context_tokens)
     rows = log.rows()
@@ -154,8 +186,17 @@ def run_eval(tasks: list[Task], agent: str, policy: Policy, tokenizer, out: Path
     return summary
 
 
-def _answer_attempts(items: list[tuple[Task, int]], agent: str, engine, tokenizer, params: SamplingParams | None,
-                     seed: int, batch: int, record, max_context_tokens: int | None) -> None:
+def _answer_attempts(
+    items: list[tuple[Task, int]],
+    agent: str,
+    engine,
+    tokenizer,
+    params: SamplingParams | None,
+    seed: int,
+    batch: int,
+    record,
+    max_context_tokens: int | None,
+) -> None:
     """Single-reply tasks (the long-context suite): the oracle answers with the reference, nop
     with nothing, a model with one reply per attempt."""
     for start in range(0, len(items), max(1, batch)):
@@ -196,5 +237,3 @@ def _answer_attempts(items: list[tuple[Task, int]], agent: str, engine, tokenize
                 if not trajectory.reward.passed:
                     trajectory.failure_mode = "wrong_answer"
             record(task, attempt, trajectory)
-
-

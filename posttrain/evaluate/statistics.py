@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def paired_bootstrap_ci(before: list[float], after: list[float], samples: int = 2000, seed: int = 0,
-                        level: float = 0.95) -> tuple[float, float, float]:
+def paired_bootstrap_ci(
+    before: list[float], after: list[float], samples: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float, float]:
     """Mean difference (after - before) over the same items, and its percentile bootstrap
     interval: resample items with replacement, keeping each item's before/after pair together."""
     if len(before) != len(after) or not before:

@@ -26,9 +26,9 @@ class ChatTokens:
         with_header = self._text(base, generation_prompt=True)
         if not with_header.startswith(plain):
             raise ValueError("the chat template's generation prompt does not extend the conversation")
-        self.header = self.encode(with_header[len(plain):])
+        self.header = self.encode(with_header[len(plain) :])
         answered = self._text(base + [{"role": "assistant", "content": _SENTINEL}], generation_prompt=False)
-        self.end_of_turn = self.encode(answered[answered.index(_SENTINEL) + len(_SENTINEL):])
+        self.end_of_turn = self.encode(answered[answered.index(_SENTINEL) + len(_SENTINEL) :])
         self._base_text = plain
         self._base = base
 
@@ -47,7 +47,7 @@ class ChatTokens:
         text = self._text(self._base + [{"role": role, "content": content}], generation_prompt=False)
         if not text.startswith(self._base_text):
             raise ValueError(f"the chat template renders a {role!r} message by changing earlier ones")
-        return self.encode(text[len(self._base_text):])
+        return self.encode(text[len(self._base_text) :])
 
     def close_turn(self, completion_ids: list[int]) -> list[int]:
         """The tokens that end an assistant turn whose generated tokens are `completion_ids`:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS trajectories (
@@ -42,7 +43,8 @@ class TrajectoryStore:
         with self.db:
             self.db.executemany(
                 "INSERT INTO trajectories (step, phase, task_id, domain, sample_index, policy_version, "
-                "prompt_token_ids, completion_token_ids, logprobs, text, finish_reason, reward, passed, details, advantage) "
+                "prompt_token_ids, completion_token_ids, logprobs, text, finish_reason, reward, passed, details, "
+                "advantage) "
                 "VALUES (:step, :phase, :task_id, :domain, :sample_index, :policy_version, :prompt_token_ids, "
                 ":completion_token_ids, :logprobs, :text, :finish_reason, :reward, :passed, :details, :advantage)",
                 [

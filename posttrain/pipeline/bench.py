@@ -85,12 +85,28 @@ keep_checkpoints = 1
 """
 
 
-def bench_config(model: str = "smollm2-135m", steps: int = 12, prompts: int = 4, group_size: int = 4,
-                 max_new_tokens: int = 96, heldout: int = 64, threads: int = 1, seed: int = 0,
-                 bf16: bool = False) -> str:
-    return DEFAULT_CONFIG.format(model=model, steps=steps, prompts=prompts, group_size=group_size,
-                                 max_new_tokens=max_new_tokens, heldout=heldout, threads=threads, seed=seed,
-                                 bf16="true" if bf16 else "false")
+def bench_config(
+    model: str = "smollm2-135m",
+    steps: int = 12,
+    prompts: int = 4,
+    group_size: int = 4,
+    max_new_tokens: int = 96,
+    heldout: int = 64,
+    threads: int = 1,
+    seed: int = 0,
+    bf16: bool = False,
+) -> str:
+    return DEFAULT_CONFIG.format(
+        model=model,
+        steps=steps,
+        prompts=prompts,
+        group_size=group_size,
+        max_new_tokens=max_new_tokens,
+        heldout=heldout,
+        threads=threads,
+        seed=seed,
+        bf16="true" if bf16 else "false",
+    )
 
 
 def with_mode(config_text: str, mode: str, max_staleness: int, base_dir: Path | None = None) -> str:
@@ -151,8 +167,15 @@ def train_one(config_path: Path, run_dir: Path, job_fn, console=None) -> dict:
     return run_rl(run, mixture, resume=False, console=console, job_fn=job_fn)
 
 
-def run_bench(config_text: str, max_staleness: int = 1, work_dir: Path | None = None, console=None,
-              base_dir: Path | None = None, env_median_s: float = 0.0, env_sigma: float = 1.0) -> dict:
+def run_bench(
+    config_text: str,
+    max_staleness: int = 1,
+    work_dir: Path | None = None,
+    console=None,
+    base_dir: Path | None = None,
+    env_median_s: float = 0.0,
+    env_sigma: float = 1.0,
+) -> dict:
     work_dir = Path(work_dir or tempfile.mkdtemp(prefix="posttrain-pipeline-bench-"))
     work_dir.mkdir(parents=True, exist_ok=True)
     report: dict = {}
@@ -171,8 +194,9 @@ def run_bench(config_text: str, max_staleness: int = 1, work_dir: Path | None = 
         report[mode]["load_average_1min"] = [load_before, os.getloadavg()[0]]
         evals[mode] = json.loads((run_dir / "eval_after.json").read_text())["per_item"]
     ids = sorted(evals["sync"])
-    delta, low, high = paired_bootstrap_ci([evals["sync"][i] for i in ids], [evals["async"][i] for i in ids],
-                                           samples=2000, seed=0)
+    delta, low, high = paired_bootstrap_ci(
+        [evals["sync"][i] for i in ids], [evals["async"][i] for i in ids], samples=2000, seed=0
+    )
     report["speedup"] = report["async"]["steps_per_hour"] / report["sync"]["steps_per_hour"]
     report["max_gap"] = max_staleness
     report["reward_after_async_minus_sync"] = {"delta": delta, "ci95": [low, high], "n_heldout": len(ids)}
@@ -187,7 +211,9 @@ def mode_figures(run_dir: Path, summary: dict) -> dict:
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     loop_s = summary["pipeline"]["train_loop_s"]
     steps = len(records)
-    rollout_idle = sum(r["rollout_idle_frac"] * r["step_s"] for r in records) / max(sum(r["step_s"] for r in records), 1e-9)
+    rollout_idle = sum(r["rollout_idle_frac"] * r["step_s"] for r in records) / max(
+        sum(r["step_s"] for r in records), 1e-9
+    )
     gaps = [g for r in records for g in r["staleness"]]
     return {
         "steps": steps,
@@ -210,12 +236,19 @@ def mode_figures(run_dir: Path, summary: dict) -> dict:
 
 def _lengths(run_dir: Path) -> dict:
     db = sqlite3.connect(run_dir / "trajectories.sqlite")
-    lengths = sorted(len(json.loads(ids)) for (ids,) in db.execute(
-        "SELECT completion_token_ids FROM trajectories WHERE phase = 'train'"))
+    lengths = sorted(
+        len(json.loads(ids))
+        for (ids,) in db.execute("SELECT completion_token_ids FROM trajectories WHERE phase = 'train'")
+    )
     db.close()
-    return {"n": len(lengths), "p50": _percentile(lengths, 50), "p90": _percentile(lengths, 90),
-            "p99": _percentile(lengths, 99), "max": lengths[-1] if lengths else 0,
-            "mean": sum(lengths) / max(len(lengths), 1)}
+    return {
+        "n": len(lengths),
+        "p50": _percentile(lengths, 50),
+        "p90": _percentile(lengths, 90),
+        "p99": _percentile(lengths, 99),
+        "max": lengths[-1] if lengths else 0,
+        "mean": sum(lengths) / max(len(lengths), 1),
+    }
 
 
 def _environment_figures(run_dir: Path, median_s: float, sigma: float) -> dict:
@@ -228,11 +261,17 @@ def _environment_figures(run_dir: Path, median_s: float, sigma: float) -> dict:
         step = slot.split(":")[0]
         per_step[step] = max(per_step.get(step, 0.0), seconds)
     values = sorted(per_slot.values())
-    return {"model": f"lognormal(median {median_s} s, log-sd {sigma}), capped at {ENV_CAP_S} s, per rollout group",
-            "median_s": median_s, "sigma": sigma, "groups": len(values),
-            "p50_s": _percentile(values, 50), "p90_s": _percentile(values, 90), "max_s": values[-1] if values else 0,
-            "mean_s": sum(values) / max(len(values), 1),
-            "slowest_group_per_step_mean_s": sum(per_step.values()) / max(len(per_step), 1)}
+    return {
+        "model": f"lognormal(median {median_s} s, log-sd {sigma}), capped at {ENV_CAP_S} s, per rollout group",
+        "median_s": median_s,
+        "sigma": sigma,
+        "groups": len(values),
+        "p50_s": _percentile(values, 50),
+        "p90_s": _percentile(values, 90),
+        "max_s": values[-1] if values else 0,
+        "mean_s": sum(values) / max(len(values), 1),
+        "slowest_group_per_step_mean_s": sum(per_step.values()) / max(len(per_step), 1),
+    }
 
 
 def _percentile(values: list, q: float):
@@ -246,7 +285,13 @@ def _workload(config_text: str) -> dict:
 
     data = tomllib.loads(config_text)
     rollout = data.get("rollout", {})
-    return {"model": data.get("model", {}).get("name"), "threads": data.get("threads"),
-            "steps": data.get("train", {}).get("steps"), "prompts_per_step": rollout.get("prompts_per_step"),
-            "group_size": rollout.get("group_size"), "max_new_tokens": rollout.get("max_new_tokens"),
-            "temperature": rollout.get("temperature"), "domains": [d["name"] for d in data.get("domains", [])]}
+    return {
+        "model": data.get("model", {}).get("name"),
+        "threads": data.get("threads"),
+        "steps": data.get("train", {}).get("steps"),
+        "prompts_per_step": rollout.get("prompts_per_step"),
+        "group_size": rollout.get("group_size"),
+        "max_new_tokens": rollout.get("max_new_tokens"),
+        "temperature": rollout.get("temperature"),
+        "domains": [d["name"] for d in data.get("domains", [])],
+    }

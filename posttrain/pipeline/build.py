@@ -83,8 +83,10 @@ def warn_if_bf16_is_emulated(config: RunConfig) -> None:
     from posttrain import cpu
     from posttrain.console import console
 
-    for what, wanted in (("[optim] bf16_autocast", config.optim.bf16_autocast),
-                         ('[model] dtype = "bfloat16"', config.model.dtype == "bfloat16")):
+    for what, wanted in (
+        ("[optim] bf16_autocast", config.optim.bf16_autocast),
+        ('[model] dtype = "bfloat16"', config.model.dtype == "bfloat16"),
+    ):
         message = cpu.slow_bf16_warning(what) if wanted else None
         if message:
             console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True)

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from posttrain.console import console, emit_benchmark, fail
 from posttrain.errors import PosttrainError
 
-app = typer.Typer(help="The RL pipeline: sync vs async benchmark; a running job's scheduler, watched and steered.",
-                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+app = typer.Typer(
+    help="The RL pipeline: sync vs async benchmark; a running job's scheduler, watched and steered.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
 
 
 @app.callback()
@@ -22,9 +25,13 @@ def _pipeline() -> None:
 
 @app.command("bench")
 def bench_command(
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the JSON report here."),
-    config: Optional[Path] = typer.Option(None, "--config", help="Run config to use in both modes (its mode "
-                                          "and [async] max_staleness are overridden). Default: the built-in workload."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Also write the JSON report here."),
+    config: Path | None = typer.Option(
+        None,
+        "--config",
+        help="Run config to use in both modes (its mode "
+        "and [async] max_staleness are overridden). Default: the built-in workload.",
+    ),
     max_staleness: int = typer.Option(1, "--max-staleness", "--eta", min=0, help="eta for the async run."),
     model: str = typer.Option("smollm2-135m", "--model", help="Built-in workload: model spec."),
     steps: int = typer.Option(12, "--steps", min=1, help="Built-in workload: RL steps per mode."),
@@ -32,15 +39,27 @@ def bench_command(
     group_size: int = typer.Option(4, "--group-size", min=1, help="Built-in workload: samples per prompt."),
     max_new_tokens: int = typer.Option(96, "--max-new-tokens", min=1, help="Built-in workload: reply cap (the tail)."),
     heldout: int = typer.Option(64, "--heldout", min=1, help="Built-in workload: held-out items per domain."),
-    threads: int = typer.Option(1, "--threads", min=1, help="Built-in workload: torch threads (in async mode the "
-                                "trainer and the engine run at once and share them)."),
-    bf16: bool = typer.Option(False, "--bf16/--fp32", help="Built-in workload: the trainer's forward and backward "
-                              "in bf16 autocast (generation stays fp32). Default fp32, the quickstart's precision: "
-                              "its logprobs match the engine's, and bf16 is emulated (slow) on AVX2-only CPUs."),
-    env_median_s: float = typer.Option(6.0, "--env-median-s", min=0.0, help="Modelled environment time per "
-                                       "rollout group: median seconds of a lognormal (0: none)."),
+    threads: int = typer.Option(
+        1,
+        "--threads",
+        min=1,
+        help="Built-in workload: torch threads (in async mode the trainer and the engine run at once and share them).",
+    ),
+    bf16: bool = typer.Option(
+        False,
+        "--bf16/--fp32",
+        help="Built-in workload: the trainer's forward and backward "
+        "in bf16 autocast (generation stays fp32). Default fp32, the quickstart's precision: "
+        "its logprobs match the engine's, and bf16 is emulated (slow) on AVX2-only CPUs.",
+    ),
+    env_median_s: float = typer.Option(
+        6.0,
+        "--env-median-s",
+        min=0.0,
+        help="Modelled environment time per rollout group: median seconds of a lognormal (0: none).",
+    ),
     env_sigma: float = typer.Option(1.0, "--env-sigma", min=0.0, help="Its log-standard-deviation (the tail)."),
-    runs: Optional[Path] = typer.Option(None, "--runs", help="Keep both run directories here (default: a temp dir)."),
+    runs: Path | None = typer.Option(None, "--runs", help="Keep both run directories here (default: a temp dir)."),
 ) -> None:
     """Train the same config in sync mode, then in async mode, and compare them.
 
@@ -62,11 +81,20 @@ def bench_command(
     from posttrain.pipeline.bench import bench_config, run_bench
 
     try:
-        text = config.read_text() if config else bench_config(model, steps, prompts, group_size, max_new_tokens,
-                                                              heldout, threads, bf16=bf16)
-        report = run_bench(text, max_staleness=max_staleness, work_dir=runs, console=console,
-                           base_dir=config.parent.resolve() if config else None,
-                           env_median_s=env_median_s, env_sigma=env_sigma)
+        text = (
+            config.read_text()
+            if config
+            else bench_config(model, steps, prompts, group_size, max_new_tokens, heldout, threads, bf16=bf16)
+        )
+        report = run_bench(
+            text,
+            max_staleness=max_staleness,
+            work_dir=runs,
+            console=console,
+            base_dir=config.parent.resolve() if config else None,
+            env_median_s=env_median_s,
+            env_sigma=env_sigma,
+        )
     except PosttrainError as exc:
         fail(str(exc))
     except OSError as exc:
@@ -84,13 +112,17 @@ def status_command(run_dir: Path = typer.Argument(..., help="A run directory (ru
         fail(f"{path}: no scheduler status (the run has not started, or runs the hf engine's inline rollouts)")
     status = json.loads(path.read_text())
     executor = status["executor"]
-    console.print(f"{run_dir}: {status['mode']} (max_staleness {status['max_staleness']}), step {status['step']}, "
-                  f"policy version {status['policy_version']}, buffered {status['buffered']}, "
-                  f"in flight {status['in_flight']}, admitted through step {status['admitted_through']}",
-                  highlight=False)
-    console.print(f"executor {executor['kind']}: {len(executor['workers'])}/{executor['target_workers']} workers, "
-                  f"{executor['running']} running, {executor['queued']} queued; weights {executor['weights']}",
-                  highlight=False)
+    console.print(
+        f"{run_dir}: {status['mode']} (max_staleness {status['max_staleness']}), step {status['step']}, "
+        f"policy version {status['policy_version']}, buffered {status['buffered']}, "
+        f"in flight {status['in_flight']}, admitted through step {status['admitted_through']}",
+        highlight=False,
+    )
+    console.print(
+        f"executor {executor['kind']}: {len(executor['workers'])}/{executor['target_workers']} workers, "
+        f"{executor['running']} running, {executor['queued']} queued; weights {executor['weights']}",
+        highlight=False,
+    )
     for worker in executor["workers"]:
         job = f"{worker['job']} ({worker['running_s']:.1f}s)" if worker["job"] else "idle"
         console.print(f"  {worker['name']:>5}  pid {worker['pid'] or '-':>7}  {job}", highlight=False)
@@ -101,9 +133,13 @@ def status_command(run_dir: Path = typer.Argument(..., help="A run directory (ru
 @app.command("set")
 def set_command(
     run_dir: Path = typer.Argument(..., help="The run directory of a running job."),
-    weight: list[str] = typer.Option([], "--weight", "-w", help="DOMAIN=WEIGHT, repeatable: the domain's share "
-                                     "of new rollouts from the next step on."),
-    workers: Optional[int] = typer.Option(None, "--workers", help="Rollout workers (the pool grows or shrinks)."),
+    weight: list[str] = typer.Option(
+        [],
+        "--weight",
+        "-w",
+        help="DOMAIN=WEIGHT, repeatable: the domain's share of new rollouts from the next step on.",
+    ),
+    workers: int | None = typer.Option(None, "--workers", help="Rollout workers (the pool grows or shrinks)."),
 ) -> None:
     """Change a running job's domain weights or worker count (applied at its next step).
 

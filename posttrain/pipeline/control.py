@@ -1,9 +1,9 @@
 """Steering a running job and watching it, through two files in its run directory:
 
-    control.json    written by `posttrain pipeline set`: domain weights and the rollout worker
-                    count; the run applies a change at its next step
-    scheduler.json  written by the run four times a second: workers (pid, job), queue, buffer,
-                    policy version, retry and failure counters (`posttrain pipeline status`)
+control.json    written by `posttrain pipeline set`: domain weights and the rollout worker
+                count; the run applies a change at its next step
+scheduler.json  written by the run four times a second: workers (pid, job), queue, buffer,
+                policy version, retry and failure counters (`posttrain pipeline status`)
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from posttrain.errors import PosttrainError
 from posttrain.storage.atomic import write_json_atomic
@@ -21,13 +21,15 @@ CONTROL = "control.json"
 STATUS = "scheduler.json"
 
 
-def write_control(run_dir: Path, domains: list[str], weights: dict[str, float] | None = None,
-                  workers: int | None = None) -> dict:
+def write_control(
+    run_dir: Path, domains: list[str], weights: dict[str, float] | None = None, workers: int | None = None
+) -> dict:
     """Merge a change into RUN_DIR/control.json; `domains` are the run's, for validation."""
     unknown = sorted(set(weights or {}) - set(domains))
     if unknown:
-        raise PosttrainError(f"{run_dir / 'config.toml'}: no domain named {', '.join(unknown)} "
-                             f"(domains: {', '.join(domains)})")
+        raise PosttrainError(
+            f"{run_dir / 'config.toml'}: no domain named {', '.join(unknown)} (domains: {', '.join(domains)})"
+        )
     bad = {d: w for d, w in (weights or {}).items() if not w > 0}
     if bad:
         raise PosttrainError(f"weights must be > 0: {bad}")

@@ -16,8 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from posttrain.config import RunConfig
-from posttrain.faults import fault_point
 from posttrain.engine.factory import build_engine
+from posttrain.faults import fault_point
+from posttrain.models.loading import load_tokenizer
 from posttrain.pipeline.build import build_mixture
 from posttrain.pipeline.inline_rollouts import InlineRollouts
 from posttrain.pipeline.rollout_job import run_rollout_job
@@ -30,7 +31,6 @@ from posttrain.pipeline.step_scoring import score_step, trajectory_rows
 from posttrain.pipeline.training_run import TrainingRun, prepare_run, set_torch_threads_and_seed
 from posttrain.scheduler.job import JobFunction
 from posttrain.tasks.domains import DomainMixture
-from posttrain.models.loading import load_tokenizer
 from posttrain.train.trainer import PolicyTrainer, finite_or_raise
 
 
@@ -38,13 +38,15 @@ def train(config_path: Path | None, out: Path, resume: bool = False, console=Non
     """`posttrain train CONFIG --out RUN_DIR [--resume]` -> summary.json's content."""
     run = prepare_run(config_path, out, resume)
     set_torch_threads_and_seed(run.config)
-    mixture = build_mixture(run.config, run.config_dir, quality_dir=run.run_dir.root / "quality",
-                            log=_gate_log(console))
+    mixture = build_mixture(
+        run.config, run.config_dir, quality_dir=run.run_dir.root / "quality", log=_gate_log(console)
+    )
     return run_rl(run, mixture, resume, console=console)
 
 
-def run_rl(run: TrainingRun, mixture: DomainMixture, resume: bool, console=None,
-           job_fn: JobFunction = run_rollout_job) -> dict:
+def run_rl(
+    run: TrainingRun, mixture: DomainMixture, resume: bool, console=None, job_fn: JobFunction = run_rollout_job
+) -> dict:
     config, rd = run.config, run.run_dir
     heldout = mixture.heldout()
     tokenizer = load_tokenizer(config.model.name)
@@ -52,13 +54,22 @@ def run_rl(run: TrainingRun, mixture: DomainMixture, resume: bool, console=None,
     trainer = start.trainer
     rollouts = open_rollouts(config, start, tokenizer, mixture, rd.root, job_fn)
     try:
-        outputs = RunOutputs(config, rd, resume, start.step, start.wall_s, rollouts.engine, tokenizer, heldout,
-                             console=console)
+        outputs = RunOutputs(
+            config, rd, resume, start.step, start.wall_s, rollouts.engine, tokenizer, heldout, console=console
+        )
         metrics = StepMetrics(rollouts)
 
         def checkpoint(step: int) -> None:
-            save_step_checkpoint(config, rd, step, trainer, tokenizer, mixture, wall_s=outputs.wall_s(),
-                                 pipeline_state=rollouts.state_dict())
+            save_step_checkpoint(
+                config,
+                rd,
+                step,
+                trainer,
+                tokenizer,
+                mixture,
+                wall_s=outputs.wall_s(),
+                pipeline_state=rollouts.state_dict(),
+            )
 
         with outputs:
             before = outputs.eval_before()
@@ -74,8 +85,9 @@ def run_rl(run: TrainingRun, mixture: DomainMixture, resume: bool, console=None,
     return outputs.finish_run(before, after, rollouts.summary(loop_s, config.train.steps - start.step))
 
 
-def rl_step(config: RunConfig, rollouts: RolloutSource, trainer: PolicyTrainer, step: int,
-            metrics: StepMetrics | None = None):
+def rl_step(
+    config: RunConfig, rollouts: RolloutSource, trainer: PolicyTrainer, step: int, metrics: StepMetrics | None = None
+):
     """One RL step -> (its metrics record, the batch's groups, their advantages)."""
     metrics = metrics or StepMetrics(rollouts)
     metrics.start_step()
@@ -91,14 +103,19 @@ def rl_step(config: RunConfig, rollouts: RolloutSource, trainer: PolicyTrainer, 
     return record, batch.groups, advantages
 
 
-def open_rollouts(config: RunConfig, start: StartingPoint, tokenizer, mixture: DomainMixture, run_root: Path,
-                  job_fn: JobFunction) -> RolloutSource:
+def open_rollouts(
+    config: RunConfig, start: StartingPoint, tokenizer, mixture: DomainMixture, run_root: Path, job_fn: JobFunction
+) -> RolloutSource:
     """The hf engine's generate() is one batch call that cannot serve concurrent workers: its
     rollouts run inline. Every other engine serves the scheduler's workers."""
     engine = build_engine(config, start.engine_model, tokenizer, version=start.step)
     if config.engine.backend == "hf":
-        return InlineRollouts(config, engine, tokenizer,
-                              draw_tasks=lambda step: mixture.sample_step(step, config.rollout.prompts_per_step))
+        return InlineRollouts(
+            config,
+            engine,
+            tokenizer,
+            draw_tasks=lambda step: mixture.sample_step(step, config.rollout.prompts_per_step),
+        )
     return ScheduledRollouts(config, engine, mixture, start.step, start.pipeline_state, run_root, job_fn)
 
 

@@ -18,10 +18,11 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Iterable
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Literal
+from typing import Literal
 
 import torch
 
@@ -67,7 +68,7 @@ class EngineUsage:
 class EngineLoop:
     def __init__(self, engine, partial_rollouts: PartialRolloutRule = "continue") -> None:
         if not hasattr(engine, "add_requests"):
-            raise TypeError("the engine service needs a stepping engine (backend = \"builtin\")")
+            raise TypeError('the engine service needs a stepping engine (backend = "builtin")')
         self.engine = engine
         self.partial_rollouts = partial_rollouts
         self.usage = EngineUsage()

@@ -20,8 +20,7 @@ from posttrain.pipeline.engine_transport import EngineClient, EngineListener
 class EngineServer(EngineLoop):
     """The engine loop, and a listener that serves it to rollout workers."""
 
-    def __init__(self, engine, partial_rollouts: PartialRolloutRule = "continue",
-                 host: str | None = None) -> None:
+    def __init__(self, engine, partial_rollouts: PartialRolloutRule = "continue", host: str | None = None) -> None:
         super().__init__(engine, partial_rollouts)
         try:
             self._listener = EngineListener(self, host)

@@ -37,7 +37,7 @@ class EngineListener:
         self._accept_thread = threading.Thread(target=self._accept, name="engine-accept", daemon=True)
         self._accept_thread.start()
 
-    def client(self) -> "EngineClient":
+    def client(self) -> EngineClient:
         return EngineClient(self._listener.address, self._authkey)
 
     def close(self) -> None:
@@ -151,7 +151,7 @@ class EngineClient:
         self.version = 0
         self._local = threading.local()
 
-    def with_cancel(self, cancelled, on_cancel) -> "EngineClient":
+    def with_cancel(self, cancelled, on_cancel) -> EngineClient:
         client = EngineClient(self.address, self.authkey, cancelled, on_cancel)
         client._local = self._local  # share this thread's connection
         return client

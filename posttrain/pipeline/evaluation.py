@@ -21,7 +21,7 @@ class EvalResult:
         return {"overall": self.overall, "per_domain": self.per_domain, "per_item": self.per_item}
 
     @classmethod
-    def from_json(cls, data: dict) -> "EvalResult":
+    def from_json(cls, data: dict) -> EvalResult:
         return cls(per_item=data["per_item"], per_domain=data["per_domain"], overall=data["overall"])
 
 
@@ -44,9 +44,12 @@ def evaluate(
     if terminal:
         agent = agent or AgentConfig()
         policy = ModelPolicy(engine, tokenizer, SamplingParams(n=1, temperature=0.0, max_tokens=agent.reply_tokens))
-        for trajectory, task in zip(run_episodes(terminal, policy, tokenizer, agent,
-                                                 on_episode_end=(lambda _: on_progress(1)) if on_progress else None),
-                                    terminal):
+        for trajectory, task in zip(
+            run_episodes(
+                terminal, policy, tokenizer, agent, on_episode_end=(lambda _: on_progress(1)) if on_progress else None
+            ),
+            terminal,
+        ):
             value = float(bool(trajectory.reward and trajectory.reward.passed))
             per_item[task.id] = value
             by_domain.setdefault(task.domain, []).append(value)

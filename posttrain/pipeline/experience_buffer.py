@@ -63,8 +63,7 @@ class StalenessBuffer:
     def take(self, n: int, trainer_version: int) -> tuple[list[BufferedGroup], list[BufferedGroup]]:
         """(batch, stale). The batch is the n oldest fresh groups, or empty while fewer than n
         are fresh; stale groups are removed whether or not a batch is ready."""
-        stale = [e for e in self._entries.values()
-                 if version_gap(trainer_version, e.head_version) > self.max_staleness]
+        stale = [e for e in self._entries.values() if version_gap(trainer_version, e.head_version) > self.max_staleness]
         for entry in stale:
             del self._entries[entry.key]
         fresh = sorted(self._entries.values(), key=lambda e: e.order)

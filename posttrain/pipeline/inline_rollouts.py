@@ -5,8 +5,8 @@ the answer tasks and one batch of episodes for the terminal tasks."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Callable, Iterable
 
 import torch
 
@@ -22,8 +22,9 @@ from posttrain.tasks.records import Task
 class InlineRollouts:
     runs_in_background = False
 
-    def __init__(self, config: RunConfig, engine: InferenceEngine, tokenizer,
-                 draw_tasks: Callable[[int], list[Task]]) -> None:
+    def __init__(
+        self, config: RunConfig, engine: InferenceEngine, tokenizer, draw_tasks: Callable[[int], list[Task]]
+    ) -> None:
         self.config = config
         self.engine = engine
         self.tokenizer = tokenizer
@@ -42,13 +43,24 @@ class InlineRollouts:
         groups = []
         if answer:
             groups += generate_groups(
-                self.engine, self.tokenizer, answer, params, config.rollout.system_prompt,
+                self.engine,
+                self.tokenizer,
+                answer,
+                params,
+                config.rollout.system_prompt,
                 seed_for_slot=lambda slot: sample_seed(config.seed, step, slot),
             )
         if terminal:
             agent_params = replace(params, n=1, max_tokens=config.agent.reply_tokens)
-            groups += run_terminal_groups(self.engine, self.tokenizer, terminal, config.rollout.group_size,
-                                          agent_params, config.agent, seed=sample_seed(config.seed, step, len(tasks)))
+            groups += run_terminal_groups(
+                self.engine,
+                self.tokenizer,
+                terminal,
+                config.rollout.group_size,
+                agent_params,
+                config.agent,
+                seed=sample_seed(config.seed, step, len(tasks)),
+            )
         return RolloutBatch(step, groups, [t.id for t in tasks], time.perf_counter() - started)
 
     def publish(self, named_params: Iterable[tuple[str, torch.Tensor]] | None, version: int) -> None:

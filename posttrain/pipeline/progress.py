@@ -24,7 +24,7 @@ class TrainingProgress:
         self.train_task = self.progress.add_task("train", total=steps, info="")
         self.eval_task = None
 
-    def __enter__(self) -> "TrainingProgress":
+    def __enter__(self) -> TrainingProgress:
         self.progress.__enter__()
         return self
 
@@ -52,8 +52,10 @@ class TrainingProgress:
             f"mismatch {record.get('logprob_mismatch_max', 0.0):.1e}  {record['step_s']:.1f}s/step"
         )
         if record.get("max_staleness"):  # async: how off-policy the batch was, and what waits
-            info += (f"  gap {record['staleness_max']}/{record['max_staleness']}  buffered {record['buffered']}"
-                     f"  in flight {record['in_flight']}  trainer idle {record['trainer_idle_frac']:.0%}")
+            info += (
+                f"  gap {record['staleness_max']}/{record['max_staleness']}  buffered {record['buffered']}"
+                f"  in flight {record['in_flight']}  trainer idle {record['trainer_idle_frac']:.0%}"
+            )
         if record.get("scheduler/retries"):
             info += f"  retries {record['scheduler/retries']}"
         self.progress.update(self.train_task, completed=step, info=info)

@@ -21,8 +21,10 @@ class RolloutGroup:
     rewards: list[Reward]
 
     def train_samples(self, advantages: list[float]) -> list[TrainSample]:
-        return [TrainSample(c.prompt_token_ids, c.token_ids, c.logprobs, float(a))
-                for c, a in zip(self.completions, advantages)]
+        return [
+            TrainSample(c.prompt_token_ids, c.token_ids, c.logprobs, float(a))
+            for c, a in zip(self.completions, advantages)
+        ]
 
     def generated_tokens(self) -> int:
         return sum(len(c.token_ids) for c in self.completions)
@@ -33,11 +35,19 @@ class RolloutGroup:
     def store_rows(self, advantages: list[float]):
         for index, (c, r, a) in enumerate(zip(self.completions, self.rewards, advantages)):
             yield {
-                "task_id": self.task.id, "domain": self.task.domain, "sample_index": index,
-                "policy_version": c.version, "prompt_token_ids": c.prompt_token_ids,
-                "completion_token_ids": c.token_ids, "logprobs": c.logprobs, "text": c.text,
-                "finish_reason": c.finish_reason, "reward": r.value, "passed": r.passed,
-                "details": r.details, "advantage": float(a),
+                "task_id": self.task.id,
+                "domain": self.task.domain,
+                "sample_index": index,
+                "policy_version": c.version,
+                "prompt_token_ids": c.prompt_token_ids,
+                "completion_token_ids": c.token_ids,
+                "logprobs": c.logprobs,
+                "text": c.text,
+                "finish_reason": c.finish_reason,
+                "reward": r.value,
+                "passed": r.passed,
+                "details": r.details,
+                "advantage": float(a),
             }
 
     @property
@@ -65,7 +75,9 @@ def generate_groups(
     requests = []
     for slot, task in enumerate(tasks):
         slot_params = params if seed_for_slot is None else _with_seed(params, seed_for_slot(slot))
-        requests.append(GenerationRequest(f"{slot}:{task.id}", prompt_token_ids(tokenizer, task, system_prompt), slot_params))
+        requests.append(
+            GenerationRequest(f"{slot}:{task.id}", prompt_token_ids(tokenizer, task, system_prompt), slot_params)
+        )
     completions = engine.generate(requests)
     groups = []
     for slot, task in enumerate(tasks):

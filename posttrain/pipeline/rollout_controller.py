@@ -57,8 +57,15 @@ class RolloutPlan:
 
 
 class RolloutController:
-    def __init__(self, plan: RolloutPlan, mixture: DomainMixture, executor: Executor, engine: EngineClient,
-                 max_staleness: int, last_step: int) -> None:
+    def __init__(
+        self,
+        plan: RolloutPlan,
+        mixture: DomainMixture,
+        executor: Executor,
+        engine: EngineClient,
+        max_staleness: int,
+        last_step: int,
+    ) -> None:
         self.plan = plan
         self.mixture = mixture
         self.executor = executor
@@ -101,9 +108,16 @@ class RolloutController:
         return seeds
 
     def _job(self, task: Task, stream: StreamSlot, seed: int) -> RolloutJob:
-        return RolloutJob(task=task, stream=stream, params=self.plan.params, seed=seed, engine=self.engine,
-                          tokenizer=self.plan.tokenizer, system_prompt=self.plan.system_prompt,
-                          agent=self.plan.agent)
+        return RolloutJob(
+            task=task,
+            stream=stream,
+            params=self.plan.params,
+            seed=seed,
+            engine=self.engine,
+            tokenizer=self.plan.tokenizer,
+            system_prompt=self.plan.system_prompt,
+            agent=self.plan.agent,
+        )
 
     def _submit(self, job: RolloutJob, priority: int) -> None:
         key = job.stream.key
@@ -132,7 +146,8 @@ class RolloutController:
                 if not self.pending and len(self.buffer) < self.plan.prompts_per_step:
                     raise PosttrainError(
                         f"the data stream ran dry at version {trainer_version}: nothing pending, "
-                        f"{len(self.buffer)} groups buffered (admitted through step {self.admitted_through})")
+                        f"{len(self.buffer)} groups buffered (admitted through step {self.admitted_through})"
+                    )
                 self.collect(block=True)
         finally:
             self.waited_s += time.perf_counter() - started
@@ -162,7 +177,8 @@ class RolloutController:
             self.counters.jobs_failed += 1
             raise PosttrainError(
                 f"rollout of task {job.task.id} (stream slot {key}) failed {result.job.attempts} times; "
-                f"last error: {result.error}. The run can be resumed with --resume once the cause is fixed.")
+                f"last error: {result.error}. The run can be resumed with --resume once the cause is fixed."
+            )
         del self.pending[key]
         self.buffer.put(key, (job.stream.step, job.stream.slot), result.value)
 
@@ -171,11 +187,21 @@ class RolloutController:
     def state_dict(self) -> dict:
         """Everything admitted and not yet trained: finished groups (kept whole) and the slots
         in flight (re-queued on resume), plus the admission point. Saved with each checkpoint."""
-        slots = [{"stream": key, "task": job.task.model_dump(mode="json"), "seed": job.seed,
-                  "in_flight": key in self.pending}
-                 for key, job in sorted(self.jobs.items(), key=lambda kv: _order(kv[0]))]
-        return {"admitted_through": self.admitted_through, "slots": slots, "buffer": self.buffer.state(),
-                "counters": self.counters.to_dict()}
+        slots = [
+            {
+                "stream": key,
+                "task": job.task.model_dump(mode="json"),
+                "seed": job.seed,
+                "in_flight": key in self.pending,
+            }
+            for key, job in sorted(self.jobs.items(), key=lambda kv: _order(kv[0]))
+        ]
+        return {
+            "admitted_through": self.admitted_through,
+            "slots": slots,
+            "buffer": self.buffer.state(),
+            "counters": self.counters.to_dict(),
+        }
 
     def load_state_dict(self, state: dict) -> None:
         self.admitted_through = state["admitted_through"]

@@ -39,7 +39,7 @@ class StreamSlot:
         return f"{self.step}:{self.slot}"
 
     @classmethod
-    def parse(cls, key: str) -> "StreamSlot":
+    def parse(cls, key: str) -> StreamSlot:
         step, slot = key.split(":")
         return cls(int(step), int(slot))
 
@@ -81,7 +81,8 @@ def run_rollout_job(job: RolloutJob, ctx: JobContext):
         (group,) = run_terminal_groups(engine, tokenizer, [job.task], job.params.n, params, agent, seed=job.seed)
         raise_if_sandbox_died(group)
     else:
-        (group,) = generate_groups(engine, tokenizer, [job.task], job.params, job.system_prompt,
-                                   seed_for_slot=lambda _: job.seed)
+        (group,) = generate_groups(
+            engine, tokenizer, [job.task], job.params, job.system_prompt, seed_for_slot=lambda _: job.seed
+        )
     fault_point("rollout_job")
     return group

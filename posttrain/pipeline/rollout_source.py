@@ -13,8 +13,9 @@ and asynchronous at eta >= 1.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, Protocol
+from typing import Any, Protocol
 
 import torch
 

@@ -37,4 +37,3 @@ class RunDir:
     @property
     def eval_after(self) -> Path:
         return self.root / "eval_after.json"
-

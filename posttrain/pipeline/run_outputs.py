@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from posttrain.config import RunConfig
 from posttrain.evaluate.statistics import paired_bootstrap_ci
@@ -34,12 +35,25 @@ def checkpoint_due(config: RunConfig, step: int) -> bool:
     return step % config.train.checkpoint_every == 0 or step == config.train.steps
 
 
-def save_step_checkpoint(config: RunConfig, rd: RunDir, step: int, trainer, tokenizer, mixture, wall_s: float,
-                         pipeline_state: dict[str, Any] | None = None) -> Path:
+def save_step_checkpoint(
+    config: RunConfig,
+    rd: RunDir,
+    step: int,
+    trainer,
+    tokenizer,
+    mixture,
+    wall_s: float,
+    pipeline_state: dict[str, Any] | None = None,
+) -> Path:
     return save_checkpoint(
-        rd.checkpoints, step, trainer.model, tokenizer, trainer.state_dict(),
+        rd.checkpoints,
+        step,
+        trainer.model,
+        tokenizer,
+        trainer.state_dict(),
         {"mixture": mixture.state_dict(), "policy_version": step, "wall_s": wall_s},
-        keep=config.train.keep_checkpoints, pipeline_state=pipeline_state,
+        keep=config.train.keep_checkpoints,
+        pipeline_state=pipeline_state,
     )
 
 
@@ -51,8 +65,10 @@ def run_summary(config: RunConfig, before: EvalResult, after: EvalResult, wall_s
     """summary.json: held-out reward before and after, and the paired bootstrap interval of the change."""
     ids = sorted(before.per_item)
     delta, low, high = paired_bootstrap_ci(
-        [before.per_item[i] for i in ids], [after.per_item[i] for i in ids],
-        samples=config.train.bootstrap_samples, seed=config.seed,
+        [before.per_item[i] for i in ids],
+        [after.per_item[i] for i in ids],
+        samples=config.train.bootstrap_samples,
+        seed=config.seed,
     )
     return {
         "eval_before": {"overall": before.overall, "per_domain": before.per_domain},
@@ -72,15 +88,27 @@ class HeldoutEvals:
     training (eval_before.json, reused by a resumed run), every eval_every steps, and after."""
 
     def __init__(self, config: RunConfig, engine, tokenizer, heldout, progress) -> None:
-        self.config, self.engine, self.tokenizer, self.heldout, self.progress = config, engine, tokenizer, heldout, progress
+        self.config, self.engine, self.tokenizer, self.heldout, self.progress = (
+            config,
+            engine,
+            tokenizer,
+            heldout,
+            progress,
+        )
 
     def run(self, label: str) -> EvalResult:
         config = self.config
         self.progress.start_eval(label)
-        result = evaluate(self.engine, self.tokenizer, self.heldout,
-                          config.train.eval_max_new_tokens or config.rollout.max_new_tokens,
-                          config.rollout.system_prompt, batch_size=config.train.eval_batch_size,
-                          on_progress=self.progress.advance_eval, agent=config.agent)
+        result = evaluate(
+            self.engine,
+            self.tokenizer,
+            self.heldout,
+            config.train.eval_max_new_tokens or config.rollout.max_new_tokens,
+            config.rollout.system_prompt,
+            batch_size=config.train.eval_batch_size,
+            on_progress=self.progress.advance_eval,
+            agent=config.agent,
+        )
         self.progress.end_eval(label, result.overall)
         return result
 
@@ -96,8 +124,18 @@ class RunOutputs:
     """The run directory's outputs for one session of training. A resumed run first drops the
     records and trajectories of steps after its checkpoint: those steps are redone."""
 
-    def __init__(self, config: RunConfig, rd: RunDir, resume: bool, trained_through: int, wall_before: float,
-                 evaluation_engine, tokenizer, heldout, console=None) -> None:
+    def __init__(
+        self,
+        config: RunConfig,
+        rd: RunDir,
+        resume: bool,
+        trained_through: int,
+        wall_before: float,
+        evaluation_engine,
+        tokenizer,
+        heldout,
+        console=None,
+    ) -> None:
         self.config, self.rd, self.resume = config, rd, resume
         self.trained_through, self.wall_before = trained_through, wall_before
         if resume:
@@ -110,7 +148,7 @@ class RunOutputs:
         self.progress = TrainingProgress(config.train.steps, len(heldout), console=console)
         self.evals = HeldoutEvals(config, evaluation_engine, tokenizer, heldout, self.progress)
 
-    def __enter__(self) -> "RunOutputs":
+    def __enter__(self) -> RunOutputs:
         self.progress.__enter__()
         return self
 

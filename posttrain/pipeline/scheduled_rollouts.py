@@ -15,9 +15,10 @@ Between steps it applies changes from control.json and keeps scheduler.json up t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import torch
 
@@ -47,8 +48,16 @@ class ScheduledBatch(RolloutBatch):
 class ScheduledRollouts:
     runs_in_background = True
 
-    def __init__(self, config: RunConfig, engine: InferenceEngine, mixture: DomainMixture, trained_through: int,
-                 saved: dict[str, Any] | None, run_root: Path, job_fn: JobFunction) -> None:
+    def __init__(
+        self,
+        config: RunConfig,
+        engine: InferenceEngine,
+        mixture: DomainMixture,
+        trained_through: int,
+        saved: dict[str, Any] | None,
+        run_root: Path,
+        job_fn: JobFunction,
+    ) -> None:
         """`saved`: this side's state_dict() from the checkpoint resumed from; `job_fn` runs one
         rollout job in a worker (`pipeline bench` wraps the default to model environment time)."""
         self.config = config
@@ -56,25 +65,41 @@ class ScheduledRollouts:
         self.eta = max_staleness(config)
         self.step = trained_through
         self.weights = dict((saved or {}).get("weights") or {d.name: d.weight for d in config.domains})
-        self.workers = ((saved or {}).get("workers") or config.scheduler.workers
-                        or config.rollout.prompts_per_step * (self.eta + 1))
+        self.workers = (
+            (saved or {}).get("workers") or config.scheduler.workers or config.rollout.prompts_per_step * (self.eta + 1)
+        )
         self.stats_before = (saved or {}).get("scheduler_stats", {})  # counters of earlier sessions
         self._control: dict | None = None
         _set_mixture_weights(mixture, self.weights)
 
         self.server = self.executor = self.status = None
         try:
-            self.server = EngineServer(engine, partial_rollouts=config.async_.partial_rollouts,
-                                       host=_service_host(config))
+            self.server = EngineServer(
+                engine, partial_rollouts=config.async_.partial_rollouts, host=_service_host(config)
+            )
             sched = config.scheduler
-            self.executor = make_executor(job_fn, sched.executor, workers=self.workers, worker_kind=sched.worker_kind,
-                                          address=sched.address, cpus_per_worker=sched.cpus_per_worker,
-                                          retry=RetryPolicy(sched.max_attempts, sched.backoff_s, sched.backoff_max_s),
-                                          weights=self.weights, preemption=sched.preemption)
-            plan = RolloutPlan(sampling_params(config), config.seed, config.rollout.prompts_per_step, config.model.name,
-                               config.rollout.system_prompt, config.agent)
-            self.controller = RolloutController(plan, mixture, self.executor, self.server.client(), self.eta,
-                                                config.train.steps)
+            self.executor = make_executor(
+                job_fn,
+                sched.executor,
+                workers=self.workers,
+                worker_kind=sched.worker_kind,
+                address=sched.address,
+                cpus_per_worker=sched.cpus_per_worker,
+                retry=RetryPolicy(sched.max_attempts, sched.backoff_s, sched.backoff_max_s),
+                weights=self.weights,
+                preemption=sched.preemption,
+            )
+            plan = RolloutPlan(
+                sampling_params(config),
+                config.seed,
+                config.rollout.prompts_per_step,
+                config.model.name,
+                config.rollout.system_prompt,
+                config.agent,
+            )
+            self.controller = RolloutController(
+                plan, mixture, self.executor, self.server.client(), self.eta, config.train.steps
+            )
             if saved is not None:
                 self.controller.load_state_dict(saved["controller"])
             else:
@@ -139,27 +164,48 @@ class ScheduledRollouts:
         return record
 
     def state_dict(self) -> dict:
-        return {"controller": self.controller.state_dict(), "weights": self.weights, "workers": self.workers,
-                "scheduler_stats": self._scheduler_totals()}
+        return {
+            "controller": self.controller.state_dict(),
+            "weights": self.weights,
+            "workers": self.workers,
+            "scheduler_stats": self._scheduler_totals(),
+        }
 
     def summary(self, train_loop_s: float, steps_this_session: int) -> dict:
         sched = self.config.scheduler
-        return {"pipeline": {"mode": self.config.mode, "max_staleness": self.eta, "executor": sched.executor,
-                             "worker_kind": sched.worker_kind if sched.executor == "local" else "ray-actor",
-                             "train_loop_s": train_loop_s, "steps_this_session": steps_this_session,
-                             "scheduler": self._scheduler_totals(),
-                             "controller": self.controller.counters.to_dict()}}
+        return {
+            "pipeline": {
+                "mode": self.config.mode,
+                "max_staleness": self.eta,
+                "executor": sched.executor,
+                "worker_kind": sched.worker_kind if sched.executor == "local" else "ray-actor",
+                "train_loop_s": train_loop_s,
+                "steps_this_session": steps_this_session,
+                "scheduler": self._scheduler_totals(),
+                "controller": self.controller.counters.to_dict(),
+            }
+        }
 
     def close(self) -> None:
-        for close in (self.status and self.status.close, self.executor and self.executor.shutdown,
-                      self.server and self.server.close):
+        for close in (
+            self.status and self.status.close,
+            self.executor and self.executor.shutdown,
+            self.server and self.server.close,
+        ):
             if close:
                 close()
 
     def _snapshot(self) -> dict:
-        return {"mode": self.config.mode, "max_staleness": self.eta, "policy_version": self.server.version,
-                "step": self.step, "buffered": len(self.controller.buffer), "in_flight": self.controller.in_flight,
-                "admitted_through": self.controller.admitted_through, "executor": self.executor.status()}
+        return {
+            "mode": self.config.mode,
+            "max_staleness": self.eta,
+            "policy_version": self.server.version,
+            "step": self.step,
+            "buffered": len(self.controller.buffer),
+            "in_flight": self.controller.in_flight,
+            "admitted_through": self.controller.admitted_through,
+            "executor": self.executor.status(),
+        }
 
     def _scheduler_totals(self) -> dict:
         now = self.executor.stats.to_dict()

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from posttrain.config import RunConfig
+from posttrain.models.loading import load_model
 from posttrain.pipeline.build import load_policy_pair
 from posttrain.tasks.domains import DomainMixture
 from posttrain.train.checkpoint import (
@@ -20,7 +21,6 @@ from posttrain.train.checkpoint import (
     load_pipeline_state,
     restore_rng_state,
 )
-from posttrain.models.loading import load_model
 from posttrain.train.trainer import PolicyTrainer
 
 
@@ -33,15 +33,24 @@ class StartingPoint:
     pipeline_state: dict[str, Any] | None = None  # the rollout scheduler's, saved with the checkpoint
 
 
-def starting_point(config: RunConfig, checkpoints: Path, resume: bool, tokenizer,
-                   mixture: DomainMixture) -> StartingPoint:
+def starting_point(
+    config: RunConfig, checkpoints: Path, resume: bool, tokenizer, mixture: DomainMixture
+) -> StartingPoint:
     """The run's start; on resume also moves `mixture` to where the checkpoint left it."""
     checkpoint = latest_checkpoint(checkpoints) if resume else None
     clean_partial_checkpoints(checkpoints)
     trainer_model, engine_model = load_policy_pair(config, weights_from=checkpoint)
-    reference = load_model(config.model.name, "float32", seed=config.seed).eval() if config.algorithm.kl_coef > 0 else None
-    trainer = PolicyTrainer(trainer_model, config.optim, config.algorithm, config.rollout.temperature,
-                            pad_id=tokenizer.pad_token_id, reference_model=reference)
+    reference = (
+        load_model(config.model.name, "float32", seed=config.seed).eval() if config.algorithm.kl_coef > 0 else None
+    )
+    trainer = PolicyTrainer(
+        trainer_model,
+        config.optim,
+        config.algorithm,
+        config.rollout.temperature,
+        pad_id=tokenizer.pad_token_id,
+        reference_model=reference,
+    )
     start = StartingPoint(trainer, engine_model)
     if checkpoint is not None:
         state, trainer_state = load_checkpoint_state(checkpoint)

@@ -34,7 +34,9 @@ def compute_advantages(config: RunConfig, rewards: torch.Tensor) -> torch.Tensor
 def score_step(config: RunConfig, groups: list[RolloutGroup]):
     """(metrics record, training samples, advantages [groups x samples])."""
     rewards = torch.tensor([g.reward_values for g in groups], dtype=torch.float32)
-    keep = informative_groups(rewards) if config.algorithm.dynamic_sampling else torch.ones(len(groups), dtype=torch.bool)
+    keep = (
+        informative_groups(rewards) if config.algorithm.dynamic_sampling else torch.ones(len(groups), dtype=torch.bool)
+    )
     advantages = torch.zeros_like(rewards)
     if bool(keep.any()):
         if config.algorithm.advantage == "reinforce_pp":

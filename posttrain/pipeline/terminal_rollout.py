@@ -33,8 +33,15 @@ class EpisodeGroup:
         samples = []
         for trajectory, advantage in zip(self.trajectories, advantages):
             for segment in training_segments(trajectory.turns):
-                samples.append(TrainSample(segment.prompt_ids, segment.completion_ids, segment.logprobs,
-                                           float(advantage), segment.completion_mask))
+                samples.append(
+                    TrainSample(
+                        segment.prompt_ids,
+                        segment.completion_ids,
+                        segment.logprobs,
+                        float(advantage),
+                        segment.completion_mask,
+                    )
+                )
         return samples
 
     def generated_tokens(self) -> int:
@@ -49,23 +56,31 @@ class EpisodeGroup:
             first = segments[0] if segments else None
             details = trajectory.to_dict()
             details.pop("turns")
-            details["turns"] = [{k: v for k, v in vars(t).items() if k not in ("prompt_ids",)}
-                                for t in trajectory.turns]
+            details["turns"] = [
+                {k: v for k, v in vars(t).items() if k not in ("prompt_ids",)} for t in trajectory.turns
+            ]
             yield {
-                "task_id": self.task.id, "domain": self.task.domain, "sample_index": index,
-                "policy_version": trajectory.turns[0].token_versions[0] if trajectory.turns and trajectory.turns[0].token_versions else 0,
+                "task_id": self.task.id,
+                "domain": self.task.domain,
+                "sample_index": index,
+                "policy_version": trajectory.turns[0].token_versions[0]
+                if trajectory.turns and trajectory.turns[0].token_versions
+                else 0,
                 "prompt_token_ids": first.prompt_ids if first else [],
                 "completion_token_ids": first.completion_ids if first else [],
                 "logprobs": first.logprobs if first else [],
                 "text": "\n".join(t.text for t in trajectory.turns),
-                "finish_reason": trajectory.stop_reason, "reward": trajectory.reward.value if trajectory.reward else 0.0,
-                "passed": bool(trajectory.reward and trajectory.reward.passed), "details": details,
+                "finish_reason": trajectory.stop_reason,
+                "reward": trajectory.reward.value if trajectory.reward else 0.0,
+                "passed": bool(trajectory.reward and trajectory.reward.passed),
+                "details": details,
                 "advantage": float(advantage),
             }
 
 
-def run_terminal_groups(engine, tokenizer, tasks: list[Task], group_size: int, params: SamplingParams,
-                        agent: AgentConfig, seed: int) -> list[EpisodeGroup]:
+def run_terminal_groups(
+    engine, tokenizer, tasks: list[Task], group_size: int, params: SamplingParams, agent: AgentConfig, seed: int
+) -> list[EpisodeGroup]:
     """group_size episodes per task, all stepped together (one engine batch per turn)."""
     policy = ModelPolicy(engine, tokenizer, params, seed=seed)
     episodes = [task for task in tasks for _ in range(group_size)]

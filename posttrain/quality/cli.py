@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -13,34 +12,64 @@ from posttrain.errors import PosttrainError
 
 def inspect_command(
     path: Path = typer.Argument(..., help="A Harbor task directory, or a suite directory of them (tasks/terminal)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Where report.json, report.md, report.html and "
-                             "quarantine.txt go."),
-    policy: Optional[str] = typer.Option(None, "--policy", help="Also run the signal check with this model "
-                                         "(smollm2-135m, hf:DIR, builtin:DIR, vllm:DIR, openai:URL#MODEL)."),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Where report.json, report.md, report.html and quarantine.txt go."
+    ),
+    policy: str | None = typer.Option(
+        None,
+        "--policy",
+        help="Also run the signal check with this model "
+        "(smollm2-135m, hf:DIR, builtin:DIR, vllm:DIR, openai:URL#MODEL).",
+    ),
     samples: int = typer.Option(4, "--samples", "-k", min=1, help="Policy episodes per task for the signal check."),
-    repeats: int = typer.Option(3, "--repeats", "-r", min=1, help="Runs of the reference solution and of doing "
-                                "nothing; the verifier must agree with itself across them. A task gets all of them "
-                                "when its tests or solution use randomness, the clock, process ids, hash order, "
-                                "sleeps or concurrency, or when its first runs' outputs differ."),
-    min_repeats: int = typer.Option(2, "--min-repeats", min=1, help="Runs each for a task with no source of "
-                                    "nondeterminism whose first runs look alike (--min-repeats R: always R)."),
-    probes: Optional[str] = typer.Option(None, "--probes", help="Only these exploit probes (comma-separated); "
-                                         "default: all."),
-    concurrency: Optional[int] = typer.Option(None, "--concurrency", "-j", min=1, help="Trials (sandboxes) at once "
-                                              "(default: one per CPU core plus one; verifiers are mostly CPU-bound)."),
-    max_seconds: float = typer.Option(600.0, "--max-seconds", min=1.0, help="Cap on a task's own agent and "
-                                      "verifier timeouts while inspecting."),
+    repeats: int = typer.Option(
+        3,
+        "--repeats",
+        "-r",
+        min=1,
+        help="Runs of the reference solution and of doing "
+        "nothing; the verifier must agree with itself across them. A task gets all of them "
+        "when its tests or solution use randomness, the clock, process ids, hash order, "
+        "sleeps or concurrency, or when its first runs' outputs differ.",
+    ),
+    min_repeats: int = typer.Option(
+        2,
+        "--min-repeats",
+        min=1,
+        help="Runs each for a task with no source of "
+        "nondeterminism whose first runs look alike (--min-repeats R: always R).",
+    ),
+    probes: str | None = typer.Option(
+        None, "--probes", help="Only these exploit probes (comma-separated); default: all."
+    ),
+    concurrency: int | None = typer.Option(
+        None,
+        "--concurrency",
+        "-j",
+        min=1,
+        help="Trials (sandboxes) at once (default: one per CPU core plus one; verifiers are mostly CPU-bound).",
+    ),
+    max_seconds: float = typer.Option(
+        600.0, "--max-seconds", min=1.0, help="Cap on a task's own agent and verifier timeouts while inspecting."
+    ),
     build_timeout: float = typer.Option(600.0, "--build-timeout", min=1.0, help="Cap on an environment build."),
     max_steps: int = typer.Option(10, "--max-steps", min=1, help="Turns per policy episode (signal check)."),
     reply_tokens: int = typer.Option(256, "--reply-tokens", min=8, help="New tokens per turn (signal check)."),
-    backend: Optional[str] = typer.Option(None, "--sandbox", help="Sandbox backend (default: bwrap)."),
-    names: Optional[str] = typer.Option(None, "--names", help="Only these task directories (comma-separated)."),
-    tags: Optional[str] = typer.Option(None, "--tags", help="Only tasks whose task.toml has all these tags."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Inspect every task again, even one whose files, "
-                                  "environment, options and the checking code are unchanged since a stored "
-                                  "inspection (the new reports replace the stored ones)."),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Where stored inspections live "
-                                             "(default: $POSTTRAIN_CACHE/inspections, ~/.cache/posttrain/inspections)."),
+    backend: str | None = typer.Option(None, "--sandbox", help="Sandbox backend (default: bwrap)."),
+    names: str | None = typer.Option(None, "--names", help="Only these task directories (comma-separated)."),
+    tags: str | None = typer.Option(None, "--tags", help="Only tasks whose task.toml has all these tags."),
+    no_cache: bool = typer.Option(
+        False,
+        "--no-cache",
+        help="Inspect every task again, even one whose files, "
+        "environment, options and the checking code are unchanged since a stored "
+        "inspection (the new reports replace the stored ones).",
+    ),
+    cache_dir: Path | None = typer.Option(
+        None,
+        "--cache-dir",
+        help="Where stored inspections live (default: $POSTTRAIN_CACHE/inspections, ~/.cache/posttrain/inspections).",
+    ),
 ) -> None:
     """Check every task before it may reach training, and quarantine the bad ones.
 
@@ -76,9 +105,18 @@ def inspect_command(
     unknown = [p for p in chosen if p not in PROBES]
     if unknown:
         fail(f"--probes: unknown probe {unknown[0]!r}; choose from {', '.join(PROBES)}")
-    options = InspectOptions(repeats=repeats, min_repeats=min_repeats, probes=chosen, backend=backend, use_cache=not no_cache, cache_dir=cache_dir,
-                             build_timeout_s=build_timeout, max_agent_s=max_seconds, max_verifier_s=max_seconds,
-                             **({"concurrency": concurrency} if concurrency else {}))
+    options = InspectOptions(
+        repeats=repeats,
+        min_repeats=min_repeats,
+        probes=chosen,
+        backend=backend,
+        use_cache=not no_cache,
+        cache_dir=cache_dir,
+        build_timeout_s=build_timeout,
+        max_agent_s=max_seconds,
+        max_verifier_s=max_seconds,
+        **({"concurrency": concurrency} if concurrency else {}),
+    )
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     try:
@@ -86,8 +124,9 @@ def inspect_command(
     except PosttrainError as exc:
         fail(str(exc))
     total = len(dirs)
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=console)
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    )
     handle = progress.add_task("inspecting", total=total)
     counts: dict[str, int] = {}
 
@@ -96,17 +135,37 @@ def inspect_command(
         shown = ", ".join(f"{v} {n}" for v, n in sorted(counts.items()))
         progress.update(handle, advance=1, description=f"inspecting  {shown}")
         if not console.is_terminal:
-            console.print(f"{report.id}: {report.verdict}" + (" (stored inspection)" if report.cached_from else "") + (f" ({report.reason[:160]})" if report.reason else ""),
-                          highlight=False)
+            console.print(
+                f"{report.id}: {report.verdict}"
+                + (" (stored inspection)" if report.cached_from else "")
+                + (f" ({report.reason[:160]})" if report.reason else ""),
+                highlight=False,
+            )
 
     try:
         with progress:
-            report = run_inspection(path, out, options, policy=policy, samples=samples, policy_max_steps=max_steps,
-                                    policy_reply_tokens=reply_tokens, on_task=on_task, dirs=dirs)
+            report = run_inspection(
+                path,
+                out,
+                options,
+                policy=policy,
+                samples=samples,
+                policy_max_steps=max_steps,
+                policy_reply_tokens=reply_tokens,
+                on_task=on_task,
+                dirs=dirs,
+            )
     except PosttrainError as exc:
         fail(str(exc))
     summary = report["summary"]
-    emit_json({"out": str(out), "n_tasks": summary["n_tasks"], "quarantined": summary["quarantined"],
-               "verdicts": {k: v for k, v in summary["verdicts"].items() if v}, "duration_s": summary["duration_s"],
-               "from_cache": summary["from_cache"]},
-              None)
+    emit_json(
+        {
+            "out": str(out),
+            "n_tasks": summary["n_tasks"],
+            "quarantined": summary["quarantined"],
+            "verdicts": {k: v for k, v in summary["verdicts"].items() if v},
+            "duration_s": summary["duration_s"],
+            "from_cache": summary["from_cache"],
+        },
+        None,
+    )

@@ -33,5 +33,8 @@ def run_commands(dockerfile: Dockerfile | None) -> list[str]:
     fed on stdin (`RUN <<EOF` with a #! line) as its body."""
     if dockerfile is None:
         return []
-    return [step.stdin or (step.command if isinstance(step.command, str) else shlex.join(step.command))
-            for step in dockerfile.instructions if step.keyword == "RUN"]
+    return [
+        step.stdin or (step.command if isinstance(step.command, str) else shlex.join(step.command))
+        for step in dockerfile.instructions
+        if step.keyword == "RUN"
+    ]

@@ -5,19 +5,28 @@ passed it. `posttrain inspect`, `posttrain train` (quarantine / quality_gate) an
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable
 
 from posttrain.quality.inspector import InspectOptions, TaskReport, apply_signal, inspect_dirs, task_dirs
 from posttrain.quality.quarantine import read_quarantine, split_quarantined
 from posttrain.quality.report import build_report, write_outputs
 
 
-def run_inspection(source: Path | str, out: Path | str, options: InspectOptions | None = None, *,
-                   policy: str | None = None, samples: int = 4, policy_max_steps: int = 10,
-                   policy_reply_tokens: int = 256, on_task: Callable[[TaskReport], None] | None = None,
-                   on_episode=None, dirs: list[Path] | None = None) -> dict:
+def run_inspection(
+    source: Path | str,
+    out: Path | str,
+    options: InspectOptions | None = None,
+    *,
+    policy: str | None = None,
+    samples: int = 4,
+    policy_max_steps: int = 10,
+    policy_reply_tokens: int = 256,
+    on_task: Callable[[TaskReport], None] | None = None,
+    on_episode=None,
+    dirs: list[Path] | None = None,
+) -> dict:
     """Inspect every task under `source` (or just `dirs`); write report.json/md/html and
     quarantine.txt to `out`. Returns the report."""
     options = options or InspectOptions()
@@ -29,20 +38,39 @@ def run_inspection(source: Path | str, out: Path | str, options: InspectOptions 
         from posttrain.quality.signal_check import policy_pass_rates
 
         candidates = [r.task for r in reports if r.verdict == "ok" and r.task is not None]
-        rates = policy_pass_rates(candidates, policy, samples, max_steps=policy_max_steps,
-                                  reply_tokens=policy_reply_tokens, concurrency=options.concurrency,
-                                  backend=options.backend, on_episode=on_episode)
+        rates = policy_pass_rates(
+            candidates,
+            policy,
+            samples,
+            max_steps=policy_max_steps,
+            reply_tokens=policy_reply_tokens,
+            concurrency=options.concurrency,
+            backend=options.backend,
+            on_episode=on_episode,
+        )
         apply_signal(reports, rates)
-    meta = {"source": str(source), "duration_s": round(time.perf_counter() - started, 3),
-            "execution_s": round(execution_s, 3), "policy": policy, "samples": samples if policy else None,
-            **{k: v for k, v in asdict(options).items() if k not in ("backend", "cache_dir")}}
+    meta = {
+        "source": str(source),
+        "duration_s": round(time.perf_counter() - started, 3),
+        "execution_s": round(execution_s, 3),
+        "policy": policy,
+        "samples": samples if policy else None,
+        **{k: v for k, v in asdict(options).items() if k not in ("backend", "cache_dir")},
+    }
     report = build_report(reports, meta)
     write_outputs(Path(out), report)
     return report
 
 
-def gate(tasks: list, quarantine: Path | str | None = None, *, inspect_source: Path | str | None = None,
-         inspect_out: Path | str | None = None, options: InspectOptions | None = None, log=print) -> list:
+def gate(
+    tasks: list,
+    quarantine: Path | str | None = None,
+    *,
+    inspect_source: Path | str | None = None,
+    inspect_out: Path | str | None = None,
+    options: InspectOptions | None = None,
+    log=print,
+) -> list:
     """The tasks not quarantined. With `quarantine`, read that list; with `inspect_source`,
     inspect first (into `inspect_out`) and use the list it writes. Logs how many were skipped
     and why."""

@@ -63,8 +63,15 @@ def task_fingerprint(directory: Path) -> str:
 def inspection_key(directory: Path, environment_key: str, options: dict) -> str:
     """The key of one task's inspection: its files, its built environment (the last layer's
     key), the options that change what is checked, and the checking code."""
-    payload = json.dumps({"task": task_fingerprint(directory), "environment": environment_key,
-                          "options": options, "code": checking_code_fingerprint()}, sort_keys=True)
+    payload = json.dumps(
+        {
+            "task": task_fingerprint(directory),
+            "environment": environment_key,
+            "options": options,
+            "code": checking_code_fingerprint(),
+        },
+        sort_keys=True,
+    )
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -79,8 +86,10 @@ class InspectionCache:
         """(checks, stored metadata) or None. An unreadable entry is a miss, never an error."""
         try:
             data = json.loads(self._path(key).read_text())
-            return [Check(**c) for c in data["checks"]], {"stored_at": data.get("stored_at"),
-                                                           "duration_s": data.get("duration_s")}
+            return [Check(**c) for c in data["checks"]], {
+                "stored_at": data.get("stored_at"),
+                "duration_s": data.get("duration_s"),
+            }
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -88,7 +97,11 @@ class InspectionCache:
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_json_atomic(path, {"checks": [asdict(c) for c in checks], "duration_s": duration_s,
-                                     "stored_at": stored_at}, indent=None, sort_keys=False)
+            write_json_atomic(
+                path,
+                {"checks": [asdict(c) for c in checks], "duration_s": duration_s, "stored_at": stored_at},
+                indent=None,
+                sort_keys=False,
+            )
         except OSError:
             pass  # a read-only or full cache costs speed next time, not this inspection

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from posttrain.errors import PosttrainError
 from posttrain.quality import execution, nondeterminism
@@ -73,9 +73,16 @@ class TaskReport:
     cached_from: dict | None = None  # the stored inspection this report was taken from
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "path": self.path, "verdict": self.verdict, "reason": self.reason,
-                "duration_s": round(self.duration_s, 3), "pass_rate": self.pass_rate,
-                "cached_from": self.cached_from, "checks": [c.to_dict() for c in self.checks]}
+        return {
+            "id": self.id,
+            "path": self.path,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "duration_s": round(self.duration_s, 3),
+            "pass_rate": self.pass_rate,
+            "cached_from": self.cached_from,
+            "checks": [c.to_dict() for c in self.checks],
+        }
 
 
 def task_dirs(path: Path | str) -> list[Path]:
@@ -118,11 +125,16 @@ def select_dirs(dirs: list[Path], names: str | None, tags: str | None) -> list[P
 
 
 def _capped(task: Task, options: InspectOptions) -> Task:
-    limits = task.limits.model_copy(update={
-        "agent_timeout_s": min(task.limits.agent_timeout_s, options.max_agent_s),
-        "verifier_timeout_s": min(task.limits.verifier_timeout_s, options.max_verifier_s)})
-    metadata = {**task.metadata, "build_timeout_s": min(float(task.metadata.get("build_timeout_s", 600.0)),
-                                                        options.build_timeout_s)}
+    limits = task.limits.model_copy(
+        update={
+            "agent_timeout_s": min(task.limits.agent_timeout_s, options.max_agent_s),
+            "verifier_timeout_s": min(task.limits.verifier_timeout_s, options.max_verifier_s),
+        }
+    )
+    metadata = {
+        **task.metadata,
+        "build_timeout_s": min(float(task.metadata.get("build_timeout_s", 600.0)), options.build_timeout_s),
+    }
     return task.model_copy(update={"limits": limits, "metadata": metadata})
 
 
@@ -144,14 +156,22 @@ class Inspector:
         try:
             self._inspect(directory, report)
         except Exception as exc:  # noqa: BLE001 - one task's surprise must not stop the inspection
-            report.checks.append(Check("inspector", "load", FAIL, f"the inspector failed on this task: "
-                                       f"{type(exc).__name__}: {exc}", "invalid"))
+            report.checks.append(
+                Check(
+                    "inspector",
+                    "load",
+                    FAIL,
+                    f"the inspector failed on this task: {type(exc).__name__}: {exc}",
+                    "invalid",
+                )
+            )
             report.cache_key = None
         report.verdict, report.reason = decide(report.checks)
         report.duration_s = time.perf_counter() - started
         if report.cache_key and report.cached_from is None:
-            self.cache.put(report.cache_key, report.checks, report.duration_s,
-                           time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            self.cache.put(
+                report.cache_key, report.checks, report.duration_s, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            )
         return report
 
     def _inspect(self, directory: Path, report: TaskReport) -> None:
@@ -172,10 +192,14 @@ class Inspector:
         if stored is not None:
             report.checks, report.cached_from = stored
             return
-        packages = execution.declared_packages(Path(task.environment.dockerfile_dir or "") / "Dockerfile"
-                                               if task.environment else Path("-"))
-        deps = self._submit(task, built, "dependencies", lambda a: execution.check_dependencies(a, packages),
-                            verify=False) if packages["apt"] or packages["pip"] else None
+        packages = execution.declared_packages(
+            Path(task.environment.dockerfile_dir or "") / "Dockerfile" if task.environment else Path("-")
+        )
+        deps = (
+            self._submit(task, built, "dependencies", lambda a: execution.check_dependencies(a, packages), verify=False)
+            if packages["apt"] or packages["pip"]
+            else None
+        )
         timeout = float(task.limits.agent_timeout_s)
         solve = lambda a: execution.run_oracle(a, timeout)  # noqa: E731
         sources = nondeterminism.sources(task)
@@ -204,8 +228,11 @@ class Inspector:
         if oracle_result.verdict == "unsolvable" and network.status == "warn":
             oracle_result.verdict = "unhealthy"
             oracle_result.summary = f"fails, and {network.summary}: {network.evidence.get('uses')}"
-        report.checks += [oracle_result, execution.nop_check(nop_trials),
-                          execution.repeat_check(oracle_trials, nop_trials, plan)]
+        report.checks += [
+            oracle_result,
+            execution.nop_check(nop_trials),
+            execution.repeat_check(oracle_trials, nop_trials, plan),
+        ]
         if any(c.status == FAIL for c in report.checks):
             verdict, _ = decide(report.checks)
             for name in self.options.probes:
@@ -225,34 +252,45 @@ class Inspector:
             differ = nondeterminism.runs_differ(trials)
             if differ:
                 return True, f"all --repeats runs: {name} differ ({differ})"
-        return False, (f"{repeats} runs each: its tests and solution use no source of nondeterminism, and the first "
-                       f"runs look alike")
+        return False, (
+            f"{repeats} runs each: its tests and solution use no source of nondeterminism, and the first "
+            f"runs look alike"
+        )
 
     def _probe(self, task: Task, built, report: TaskReport) -> None:
         """Every probe in one trial; only when that passes, one trial per probe to name it."""
         if not self.options.probes:
             return
         names = tuple(n for n in self.options.probes if n not in ALONE)
-        solo = {name: self._submit(task, built, f"probe-{name}", one_probe(name))
-                for name in self.options.probes if name in ALONE and ALONE[name][0](task)}
+        solo = {
+            name: self._submit(task, built, f"probe-{name}", one_probe(name))
+            for name in self.options.probes
+            if name in ALONE and ALONE[name][0](task)
+        }
         # reward_file asks whether test.sh itself overwrites a planted reward, so trials that play
         # it keep /logs/verifier as the agent left it (the harness's wipe would hide the flaw)
-        combined = self._submit(task, built, "probes-together", all_probes(names),
-                                wipe_reward="reward_file" not in names).result()
+        combined = self._submit(
+            task, built, "probes-together", all_probes(names), wipe_reward="reward_file" not in names
+        ).result()
         played = [n for n in combined.note.split(",") if n]
         evidence = {"together": combined.evidence()}
         if combined.error or not combined.passed:
             for name in names:
                 if name in played:
-                    status = f"fails (played with the other probes: reward {combined.reward})" if not combined.error \
+                    status = (
+                        f"fails (played with the other probes: reward {combined.reward})"
+                        if not combined.error
                         else f"the probe trial could not run: {combined.error}"
+                    )
                 else:
                     status = "nothing to try (the state is the do-nothing run's)"
                 report.checks.append(Check(f"probe:{name}", "probe", PASS, status, evidence=evidence))
             report.checks += self._solo_checks(solo)
             return
-        alone = {name: self._submit(task, built, f"probe-{name}", one_probe(name), wipe_reward=name != "reward_file")
-                 for name in played}
+        alone = {
+            name: self._submit(task, built, f"probe-{name}", one_probe(name), wipe_reward=name != "reward_file")
+            for name in played
+        }
         hits = []
         for name in names:
             if name not in alone:
@@ -264,13 +302,24 @@ class Inspector:
             report.checks.append(check)
         report.checks += self._solo_checks(solo)
         if not hits:
-            report.checks.append(Check("probe:combined", "probe", FAIL, f"the probes {', '.join(played)} pass together "
-                                       f"(reward {combined.reward}), none alone", "exploitable", evidence))
+            report.checks.append(
+                Check(
+                    "probe:combined",
+                    "probe",
+                    FAIL,
+                    f"the probes {', '.join(played)} pass together (reward {combined.reward}), none alone",
+                    "exploitable",
+                    evidence,
+                )
+            )
 
     def _solo_checks(self, solo: dict[str, Future]) -> list[Check]:
         checks = [_probe_check(name, trial.result()) for name, trial in solo.items()]
-        return checks + [Check(f"probe:{name}", "probe", PASS, f"nothing to try: {ALONE[name][1]}")
-                         for name in self.options.probes if name in ALONE and name not in solo]
+        return checks + [
+            Check(f"probe:{name}", "probe", PASS, f"nothing to try: {ALONE[name][1]}")
+            for name in self.options.probes
+            if name in ALONE and name not in solo
+        ]
 
     def _build(self, task: Task, report: TaskReport):
         from posttrain.agent.task_sandbox import build_task_environment
@@ -279,21 +328,40 @@ class Inspector:
         try:
             built = build_task_environment(task)
         except Exception as exc:  # noqa: BLE001 - a Dockerfile can fail in any way
-            report.checks.append(Check("environment_builds", "environment", FAIL, f"the environment does not build: "
-                                       f"{str(exc)[-800:]}", "unhealthy",
-                                       {"duration_s": round(time.perf_counter() - started, 3)}))
+            report.checks.append(
+                Check(
+                    "environment_builds",
+                    "environment",
+                    FAIL,
+                    f"the environment does not build: {str(exc)[-800:]}",
+                    "unhealthy",
+                    {"duration_s": round(time.perf_counter() - started, 3)},
+                )
+            )
             return None
-        report.checks.append(Check("environment_builds", "environment", PASS,
-                                   f"built ({built.cache_hits} cached steps, {built.steps_run} run)",
-                                   evidence={"duration_s": round(time.perf_counter() - started, 3),
-                                             "log": built.log[-20:], "system_mode": built.system_writable}))
+        report.checks.append(
+            Check(
+                "environment_builds",
+                "environment",
+                PASS,
+                f"built ({built.cache_hits} cached steps, {built.steps_run} run)",
+                evidence={
+                    "duration_s": round(time.perf_counter() - started, 3),
+                    "log": built.log[-20:],
+                    "system_mode": built.system_writable,
+                },
+            )
+        )
         return built
 
 
 def _never_passed(trials: list[Trial]) -> bool:
     """Every run failed, none for running out of time or memory (those are unhealthy at once)."""
-    return bool(trials) and not any(t.passed for t in trials) and not any(
-        s.timed_out or s.oom_killed for t in trials for s in t.steps)
+    return (
+        bool(trials)
+        and not any(t.passed for t in trials)
+        and not any(s.timed_out or s.oom_killed for t in trials for s in t.steps)
+    )
 
 
 def _probe_check(name: str, trial: Trial) -> Check:
@@ -301,16 +369,24 @@ def _probe_check(name: str, trial: Trial) -> Check:
     if trial.error:
         return Check(f"probe:{name}", "probe", PASS, f"the probe could not run: {trial.error}", evidence=evidence)
     if not trial.applicable:
-        return Check(f"probe:{name}", "probe", PASS, "nothing to try (the state is the do-nothing run's)",
-                     evidence=evidence)
+        return Check(
+            f"probe:{name}", "probe", PASS, "nothing to try (the state is the do-nothing run's)", evidence=evidence
+        )
     if trial.passed:
-        return Check(f"probe:{name}", "probe", FAIL, f"the {name} hack passes the verifier (reward {trial.reward})",
-                     "exploitable", evidence)
+        return Check(
+            f"probe:{name}",
+            "probe",
+            FAIL,
+            f"the {name} hack passes the verifier (reward {trial.reward})",
+            "exploitable",
+            evidence,
+        )
     return Check(f"probe:{name}", "probe", PASS, f"fails (reward {trial.reward})", evidence=evidence)
 
 
-def inspect_dirs(dirs: list[Path], options: InspectOptions,
-                 on_task: Callable[[TaskReport], None] | None = None) -> list[TaskReport]:
+def inspect_dirs(
+    dirs: list[Path], options: InspectOptions, on_task: Callable[[TaskReport], None] | None = None
+) -> list[TaskReport]:
     """Inspect tasks in parallel (concurrency tasks at once, their trials sharing one pool)."""
     inspector = Inspector(options)
     reports: list[TaskReport | None] = [None] * len(dirs)
@@ -337,9 +413,18 @@ def apply_signal(reports: list[TaskReport], pass_rates: dict[str, tuple[int, int
         report.pass_rate = rate
         evidence = {"passed": passed, "samples": samples}
         if rate in (0.0, 1.0):
-            report.checks.append(Check("signal", "signal", FAIL, f"the policy passes {passed} of {samples}: "
-                                       f"{'too hard' if rate == 0 else 'too easy'} for it now", "no_signal", evidence))
+            report.checks.append(
+                Check(
+                    "signal",
+                    "signal",
+                    FAIL,
+                    f"the policy passes {passed} of {samples}: {'too hard' if rate == 0 else 'too easy'} for it now",
+                    "no_signal",
+                    evidence,
+                )
+            )
         else:
-            report.checks.append(Check("signal", "signal", PASS, f"the policy passes {passed} of {samples}",
-                                       evidence=evidence))
+            report.checks.append(
+                Check("signal", "signal", PASS, f"the policy passes {passed} of {samples}", evidence=evidence)
+            )
         report.verdict, report.reason = decide(report.checks)

@@ -13,8 +13,19 @@ _INSTALL = {
     "npm": re.compile(r"(?:npm|yarn|pnpm)\s+(?:install|add)\s+([^&|;\n]+)"),
 }
 # apt and pip options whose value is the next word: a requirements file is no package
-_TAKES_VALUE = ("-r", "-c", "-e", "--requirement", "--constraint", "-t", "--target", "-i", "--index-url",
-                "--extra-index-url", "-o")
+_TAKES_VALUE = (
+    "-r",
+    "-c",
+    "-e",
+    "--requirement",
+    "--constraint",
+    "-t",
+    "--target",
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-o",
+)
 
 
 def installed_packages(command: str, manager: str) -> list[str]:

@@ -38,12 +38,18 @@ def tests_in_image(task: Task, env_dir: Path | None, dockerfile: Dockerfile | No
     """COPY/ADD steps that name the tests or the solution, and environment files that are copies of theirs."""
     findings = []
     for step in dockerfile.instructions if dockerfile else []:
-        if step.keyword in ("COPY", "ADD") and any(_HIDDEN.search(p) for p in [*(s.path for s in step.sources), step.dest]):
+        if step.keyword in ("COPY", "ADD") and any(
+            _HIDDEN.search(p) for p in [*(s.path for s in step.sources), step.dest]
+        ):
             findings.append(f"Dockerfile: {step.text.splitlines()[0]}")
-    hidden = {_digest(f): f"tests/{f.relative_to(Path(task.metadata['tests_dir']))}"
-              for f in _files(Path(task.metadata.get("tests_dir", "")))}
+    hidden = {
+        _digest(f): f"tests/{f.relative_to(Path(task.metadata['tests_dir']))}"
+        for f in _files(Path(task.metadata.get("tests_dir", "")))
+    }
     if task.solution:
-        hidden.update({_digest(f): f"solution/{f.relative_to(Path(task.solution))}" for f in _files(Path(task.solution))})
+        hidden.update(
+            {_digest(f): f"solution/{f.relative_to(Path(task.solution))}" for f in _files(Path(task.solution))}
+        )
     for file in _files(env_dir):
         origin = hidden.get(_digest(file))
         if origin and file.stat().st_size > 0:
@@ -60,8 +66,10 @@ def unpinned(dockerfile: Dockerfile | None, test_sh: str) -> list[str]:
         if "@sha256:" not in image and (":" not in name.rsplit("/", 1)[-1] or name.endswith(":latest")):
             if image.lower() != "scratch":
                 findings.append(f"FROM {image}: no tag (or :latest)")
-    commands = [*(("Dockerfile", run) for run in run_commands(dockerfile)),
-                ("tests/test.sh", re.sub(r"\\\n", " ", test_sh))]
+    commands = [
+        *(("Dockerfile", run) for run in run_commands(dockerfile)),
+        ("tests/test.sh", re.sub(r"\\\n", " ", test_sh)),
+    ]
     for source, command in commands:
         for manager in ("pip", "npm"):
             for package in installed_packages(command, manager):
@@ -76,8 +84,13 @@ def outputs_not_named(task: Task, instruction: str) -> tuple[list[str], list[str
     named = instruction_paths(instruction, workdir)
     named_names = {p.rstrip("/").rsplit("/", 1)[-1] for p in named}
     checked = checked_paths(task.metadata.get("tests_dir", ""))
-    missing = [p for p in checked if p not in named and p.rstrip("/").rsplit("/", 1)[-1] not in named_names
-               and not any(p.startswith(n.rstrip("/") + "/") for n in named)]
+    missing = [
+        p
+        for p in checked
+        if p not in named
+        and p.rstrip("/").rsplit("/", 1)[-1] not in named_names
+        and not any(p.startswith(n.rstrip("/") + "/") for n in named)
+    ]
     return missing, named
 
 
@@ -86,24 +99,54 @@ def lint_task(task: Task) -> list[Check]:
     dockerfile = task_dockerfile(task)
     test_sh_path = Path(task.metadata.get("tests_dir", "")) / "test.sh"
     test_sh = test_sh_path.read_text(errors="replace") if test_sh_path.is_file() else ""
-    instruction = task.instruction if isinstance(task.instruction, str) else "\n".join(
-        m.get("content", "") for m in task.instruction)
+    instruction = (
+        task.instruction
+        if isinstance(task.instruction, str)
+        else "\n".join(m.get("content", "") for m in task.instruction)
+    )
     checks = []
     copied = tests_in_image(task, env_dir, dockerfile)
-    checks.append(Check("tests_in_image", "lint", WARN if copied else PASS,
-                        "tests or solution copied into the environment image" if copied else "none found",
-                        evidence={"findings": copied}))
+    checks.append(
+        Check(
+            "tests_in_image",
+            "lint",
+            WARN if copied else PASS,
+            "tests or solution copied into the environment image" if copied else "none found",
+            evidence={"findings": copied},
+        )
+    )
     downloads = uses_network(test_sh)
-    checks.append(Check("verifier_downloads", "lint", WARN if downloads else PASS,
-                        "test.sh downloads at run time" if downloads else "none found", evidence={"lines": downloads}))
+    checks.append(
+        Check(
+            "verifier_downloads",
+            "lint",
+            WARN if downloads else PASS,
+            "test.sh downloads at run time" if downloads else "none found",
+            evidence={"lines": downloads},
+        )
+    )
     loose = unpinned(dockerfile, test_sh)
-    checks.append(Check("unpinned_dependencies", "lint", WARN if loose else PASS,
-                        f"{len(loose)} unpinned" if loose else "all pinned", evidence={"findings": loose}))
+    checks.append(
+        Check(
+            "unpinned_dependencies",
+            "lint",
+            WARN if loose else PASS,
+            f"{len(loose)} unpinned" if loose else "all pinned",
+            evidence={"findings": loose},
+        )
+    )
     missing, named = outputs_not_named(task, instruction)
     checked_any = bool(checked_paths(task.metadata.get("tests_dir", "")))
     never = checked_any and len(missing) == len(checked_paths(task.metadata.get("tests_dir", "")))
-    checks.append(Check("outputs_named", "lint", WARN if never else PASS,
-                        "the instruction names none of the paths the tests check" if never else
-                        ("every checked path is named" if not missing else f"{len(missing)} checked paths not named"),
-                        evidence={"checked_not_named": missing, "named": named}))
+    checks.append(
+        Check(
+            "outputs_named",
+            "lint",
+            WARN if never else PASS,
+            "the instruction names none of the paths the tests check"
+            if never
+            else ("every checked path is named" if not missing else f"{len(missing)} checked paths not named"),
+            evidence={"checked_not_named": missing, "named": named},
+        )
+    )
     return checks

@@ -25,19 +25,27 @@ _SOURCES: dict[str, re.Pattern] = {
         r"\bS?RANDOM\b|\bshuf\b|\bsort\s+(?:-\w*R|--random-sort)|/dev/u?random|/proc/sys/kernel/random/|\bmktemp\b[^\n]*\|\s*(?:md5|sha)|"
         r"\bimport\s+(?:random|secrets|uuid)\b|\bfrom\s+(?:random|secrets|uuid)\s+import\b|\brandom\.\w+\(|"
         r"\buuid\d?\(|\bos\.urandom\b|\bsrand\b|\brand\(|\bMath\.random\b|\bcrypto\.random|\brandint\b|"
-        r"\bmath/rand\b|\bRandom\(", re.M),
+        r"\bmath/rand\b|\bRandom\(",
+        re.M,
+    ),
     "clock": re.compile(
         r"\$\(\s*date\b|`date\b|\bdate\s+[+-]|\btime\.(?:time|time_ns|localtime|gmtime|strftime|ctime|monotonic|"
         r"perf_counter)\(|\bdatetime\b|\bdate\.today\(|\bDate\.now\(|\bnew Date\(|\btime\(NULL\)|\bgettimeofday\b|"
-        r"\bclock_gettime\b|\bclock\(\)|\btime\.Now\(|\$EPOCH(?:REAL)?SECONDS\b|\$SECONDS\b|/proc/(?:uptime|loadavg|stat)\b", re.M),
+        r"\bclock_gettime\b|\bclock\(\)|\btime\.Now\(|\$EPOCH(?:REAL)?SECONDS\b|\$SECONDS\b|/proc/(?:uptime|loadavg|stat)\b",
+        re.M,
+    ),
     "process ids": re.compile(r"\$\$|\$BASHPID\b|\bos\.getpid\(|\bgetpid\(", re.M),
     "hash order": re.compile(
         r"\bnext\(iter\(\{|\biter\(\{|\blist\(\{[^}:]*\}\)|\blist\((?:set|frozenset)\(|"
-        r"\bfor\s+\w+\s+in\s+(?:set|frozenset)\(|\bfor\s+\w+\s+in\s+\{[^}:.]*\}|PYTHONHASHSEED", re.M),
+        r"\bfor\s+\w+\s+in\s+(?:set|frozenset)\(|\bfor\s+\w+\s+in\s+\{[^}:.]*\}|PYTHONHASHSEED",
+        re.M,
+    ),
     "concurrency and timing": re.compile(
         r"\bsleep\b|\bwait\b\s*(?:$|;|&&|\|\||\$!|%)|(?<![&>|])&\s*(?:#.*)?$|\bxargs\b[^\n]*\s-P|"
         r"\bmake\b[^\n]*\s-j|\"-j\d*\"|\bimport\s+(?:threading|multiprocessing|asyncio)\b|\bconcurrent\.futures\b|"
-        r"\bThread\(|\bpthread_create\b|\btimeout\s*=\s*0?\.\d|\btimeout\s+(?:-[sk]\s+\w+\s+|-[-\w=]+\s+)*(?:[0-4](?:\.\d+)?|0?\.\d+)s?\s|\bgo\s+func\b|\bPromise\.(?:race|all)\b", re.M),
+        r"\bThread\(|\bpthread_create\b|\btimeout\s*=\s*0?\.\d|\btimeout\s+(?:-[sk]\s+\w+\s+|-[-\w=]+\s+)*(?:[0-4](?:\.\d+)?|0?\.\d+)s?\s|\bgo\s+func\b|\bPromise\.(?:race|all)\b",
+        re.M,
+    ),
 }
 _TEXT_LIMIT = 500_000
 # blanked before outputs are compared: durations, memory addresses, temporary names

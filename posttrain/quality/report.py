@@ -29,10 +29,13 @@ def build_report(reports: list, meta: dict) -> dict:
     verdicts = Counter(r.verdict for r in reports)
     rates = [r.pass_rate for r in reports if r.pass_rate is not None]
     return {
-        "summary": {**meta, "n_tasks": len(reports),
-                    "verdicts": {v: verdicts.get(v, 0) for v in VERDICTS},
-                    "quarantined": sum(1 for r in reports if r.verdict != "ok"),
-                    "from_cache": sum(1 for r in reports if r.cached_from is not None)},
+        "summary": {
+            **meta,
+            "n_tasks": len(reports),
+            "verdicts": {v: verdicts.get(v, 0) for v in VERDICTS},
+            "quarantined": sum(1 for r in reports if r.verdict != "ok"),
+            "from_cache": sum(1 for r in reports if r.cached_from is not None),
+        },
         "difficulty_histogram": difficulty_histogram(rates) if rates else None,
         "tasks": [r.to_dict() for r in reports],
     }
@@ -43,8 +46,9 @@ def write_outputs(out: Path, report: dict) -> None:
     write_json_atomic(out / "report.json", report, indent=1, sort_keys=False)
     write_text_atomic(out / "report.md", markdown(report))
     write_text_atomic(out / "report.html", html_page(report))
-    write_quarantine(out / "quarantine.txt", [(t["id"], t["verdict"], t["reason"]) for t in report["tasks"]
-                                              if t["verdict"] != "ok"])
+    write_quarantine(
+        out / "quarantine.txt", [(t["id"], t["verdict"], t["reason"]) for t in report["tasks"] if t["verdict"] != "ok"]
+    )
 
 
 def _failed(task: dict) -> list[dict]:
@@ -62,13 +66,22 @@ def _reused(summary: dict) -> str:
 
 def markdown(report: dict) -> str:
     summary = report["summary"]
-    lines = [f"# Quality inspection of {summary.get('source', 'tasks')}", "",
-             f"{summary['n_tasks']} tasks in {summary.get('duration_s', 0):.1f} s "
-             f"(repeats {summary.get('repeats')}, concurrency {summary.get('concurrency')}); "
-             f"{summary['quarantined']} quarantined{_reused(summary)}.", "",
-             "| verdict | tasks |", "|---|---|",
-             *(f"| {v} | {n} |" for v, n in summary["verdicts"].items() if n), "",
-             "## Tasks", "", "| task | verdict | reason | warnings |", "|---|---|---|---|"]
+    lines = [
+        f"# Quality inspection of {summary.get('source', 'tasks')}",
+        "",
+        f"{summary['n_tasks']} tasks in {summary.get('duration_s', 0):.1f} s "
+        f"(repeats {summary.get('repeats')}, concurrency {summary.get('concurrency')}); "
+        f"{summary['quarantined']} quarantined{_reused(summary)}.",
+        "",
+        "| verdict | tasks |",
+        "|---|---|",
+        *(f"| {v} | {n} |" for v, n in summary["verdicts"].items() if n),
+        "",
+        "## Tasks",
+        "",
+        "| task | verdict | reason | warnings |",
+        "|---|---|---|---|",
+    ]
     for task in report["tasks"]:
         reason = task["reason"].replace("|", "\\|").replace("\n", " ")[:300]
         lines.append(f"| {task['id']} | {task['verdict']} | {reason} | {', '.join(_warnings(task))} |")
@@ -84,36 +97,50 @@ def _check_rows(task: dict) -> str:
     rows = []
     for check in task["checks"]:
         evidence = html.escape(json.dumps(check["evidence"], indent=1, default=str)[:20000])
-        rows.append(f"<tr class='{check['status']}'><td>{html.escape(check['name'])}</td><td>{check['status']}</td>"
-                    f"<td>{html.escape(check['summary'][:500])}</td><td><details><summary>evidence</summary>"
-                    f"<pre>{evidence}</pre></details></td></tr>")
+        rows.append(
+            f"<tr class='{check['status']}'><td>{html.escape(check['name'])}</td><td>{check['status']}</td>"
+            f"<td>{html.escape(check['summary'][:500])}</td><td><details><summary>evidence</summary>"
+            f"<pre>{evidence}</pre></details></td></tr>"
+        )
     return "".join(rows)
 
 
 def html_page(report: dict) -> str:
     summary = report["summary"]
-    plots = [bar_chart("Tasks by verdict", [(v, float(n)) for v, n in summary["verdicts"].items()],
-                       plot_id="verdicts", fmt="{:.0f}")]
+    plots = [
+        bar_chart(
+            "Tasks by verdict",
+            [(v, float(n)) for v, n in summary["verdicts"].items()],
+            plot_id="verdicts",
+            fmt="{:.0f}",
+        )
+    ]
     histogram = report.get("difficulty_histogram")
     if histogram:
         edges = histogram["edges"]
-        plots.append(bar_chart("Difficulty: policy pass rate per task",
-                               [(f"{edges[i]:.1f}-{edges[i + 1]:.1f}", float(c)) for i, c in
-                                enumerate(histogram["counts"])], plot_id="difficulty", fmt="{:.0f}"))
+        plots.append(
+            bar_chart(
+                "Difficulty: policy pass rate per task",
+                [(f"{edges[i]:.1f}-{edges[i + 1]:.1f}", float(c)) for i, c in enumerate(histogram["counts"])],
+                plot_id="difficulty",
+                fmt="{:.0f}",
+            )
+        )
     tasks = "".join(
         f"<section class='task {t['verdict']}' id='task-{html.escape(t['id'])}'><h3>{html.escape(t['id'])}: "
         f"<span class='verdict'>{t['verdict']}</span></h3><p>{html.escape(t['reason'][:1000])}</p>"
         f"<table><tr><th>check</th><th>status</th><th>summary</th><th>evidence</th></tr>{_check_rows(t)}</table></section>"
-        for t in report["tasks"])
+        for t in report["tasks"]
+    )
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>posttrain quality inspection</title>
 <style>body{{font-family:sans-serif;margin:2em;max-width:70em}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left;vertical-align:top}}svg.plot{{display:block;margin:1.5em 0}}
 tr.fail td{{background:#fde2e2}}tr.warn td{{background:#fff4d6}}pre{{max-height:30em;overflow:auto}}</style>
 </head><body>
-<h1>Quality inspection: {html.escape(str(summary.get('source', 'tasks')))}</h1>
-<p>{summary['n_tasks']} tasks, {summary['quarantined']} quarantined, {summary.get('duration_s', 0):.1f} s.</p>
-{''.join(plots)}
+<h1>Quality inspection: {html.escape(str(summary.get("source", "tasks")))}</h1>
+<p>{summary["n_tasks"]} tasks, {summary["quarantined"]} quarantined, {summary.get("duration_s", 0):.1f} s.</p>
+{"".join(plots)}
 <h2>Tasks</h2>
 {tasks}
 </body></html>

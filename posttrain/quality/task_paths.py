@@ -9,8 +9,21 @@ from pathlib import Path, PurePosixPath
 # absolute paths, or relative names with an extension, as an instruction or a test writes them
 _ABSOLUTE = re.compile(r"(?<![\w.~-])(/(?:[\w.@+-]+/)*[\w.@+-]+/?)")
 _RELATIVE = re.compile(r"(?<![\w/.-])((?:[\w@+-]+/)*[\w@+-]+\.[A-Za-z][\w]{0,7})(?![\w/])")
-_NOT_OUTPUTS = ("/tests", "/logs", "/solution", "/proc", "/sys", "/dev", "/bin", "/sbin", "/lib", "/usr/bin",
-                "/usr/lib", "/usr/share", "/usr/include")
+_NOT_OUTPUTS = (
+    "/tests",
+    "/logs",
+    "/solution",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/usr/bin",
+    "/usr/lib",
+    "/usr/share",
+    "/usr/include",
+)
 _CODE_SUFFIXES = (".py", ".sh", ".md")  # named in tests as code, rarely as outputs
 
 

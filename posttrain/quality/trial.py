@@ -9,9 +9,10 @@ import io
 import shlex
 import tarfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from posttrain.agent.task_sandbox import open_task_sandbox
 from posttrain.agent.verifier import run_verifier
@@ -70,23 +71,41 @@ class Actor:
         started = time.perf_counter()
         result = self.sandbox.exec(command, timeout=timeout, workdir=workdir or self.workdir)
         if record:
-            output = (result.stdout + ("\n" if result.stdout and result.stderr else "") + result.stderr)
-            self.trial.steps.append(Step(command if len(command) < 2000 else command[:2000] + " ...",
-                                         result.exit_code, time.perf_counter() - started, result.timed_out,
-                                         result.oom_killed, output[-TAIL:]))
+            output = result.stdout + ("\n" if result.stdout and result.stderr else "") + result.stderr
+            self.trial.steps.append(
+                Step(
+                    command if len(command) < 2000 else command[:2000] + " ...",
+                    result.exit_code,
+                    time.perf_counter() - started,
+                    result.timed_out,
+                    result.oom_killed,
+                    output[-TAIL:],
+                )
+            )
         return result
 
     def run_with_files(self, local_dir: Path, target: str, command: str, timeout: float) -> None:
         """Unpack `local_dir` at `target`, then run `command`: one sandbox command, recorded as
         `command`. The files arrive as a tar on stdin, so `command` gets no stdin."""
-        script = (f"mkdir -p {shlex.quote(target)} && tar -x -C {shlex.quote(target)} --no-same-owner && "
-                  f"exec bash -c {shlex.quote(command)} < /dev/null")
+        script = (
+            f"mkdir -p {shlex.quote(target)} && tar -x -C {shlex.quote(target)} --no-same-owner && "
+            f"exec bash -c {shlex.quote(command)} < /dev/null"
+        )
         started = time.perf_counter()
-        result = self.sandbox.exec(["bash", "-c", script], timeout=timeout, stdin=directory_tar(local_dir),
-                                   workdir=self.workdir)
+        result = self.sandbox.exec(
+            ["bash", "-c", script], timeout=timeout, stdin=directory_tar(local_dir), workdir=self.workdir
+        )
         output = result.stdout + ("\n" if result.stdout and result.stderr else "") + result.stderr
-        self.trial.steps.append(Step(command, result.exit_code, time.perf_counter() - started, result.timed_out,
-                                     result.oom_killed, output[-TAIL:]))
+        self.trial.steps.append(
+            Step(
+                command,
+                result.exit_code,
+                time.perf_counter() - started,
+                result.timed_out,
+                result.oom_killed,
+                output[-TAIL:],
+            )
+        )
 
     def write(self, path: str, content: str, mode: int = 0o644) -> bool:
         """Write a file; False (recorded) if the sandbox refuses (a read-only directory)."""
@@ -96,8 +115,9 @@ class Actor:
             code, tail = 0, ""
         except (SandboxError, OSError) as exc:
             code, tail = 1, str(exc)[-TAIL:]
-        self.trial.steps.append(Step(f"write {path} ({len(content)} bytes)", code, time.perf_counter() - started,
-                                     output_tail=tail))
+        self.trial.steps.append(
+            Step(f"write {path} ({len(content)} bytes)", code, time.perf_counter() - started, output_tail=tail)
+        )
         return code == 0
 
     def write_many(self, files: dict[str, tuple[str, int]]) -> list[str]:
@@ -113,12 +133,21 @@ class Actor:
                 info.size, info.mode, info.mtime = len(data), mode, int(time.time())
                 tar.addfile(info, io.BytesIO(data))
         started = time.perf_counter()
-        result = self.sandbox.exec(["tar", "-x", "-C", "/", "--no-same-owner", "--no-overwrite-dir", "-f", "-"],
-                                   timeout=60, stdin=buffer.getvalue(), workdir="/")
+        result = self.sandbox.exec(
+            ["tar", "-x", "-C", "/", "--no-same-owner", "--no-overwrite-dir", "-f", "-"],
+            timeout=60,
+            stdin=buffer.getvalue(),
+            workdir="/",
+        )
         refused = [path for path in files if path.lstrip("/") in result.stderr]
-        self.trial.steps.append(Step(f"write {len(files)} files: " + ", ".join(list(files)[:12])
-                                     + (" ..." if len(files) > 12 else ""), result.exit_code,
-                                     time.perf_counter() - started, output_tail=result.stderr[-TAIL:]))
+        self.trial.steps.append(
+            Step(
+                f"write {len(files)} files: " + ", ".join(list(files)[:12]) + (" ..." if len(files) > 12 else ""),
+                result.exit_code,
+                time.perf_counter() - started,
+                output_tail=result.stderr[-TAIL:],
+            )
+        )
         return refused
 
     def read(self, path: str, limit: int = 200_000) -> str | None:
@@ -131,8 +160,15 @@ class Actor:
 ActFn = Callable[[Actor], "str | None"]  # returns NOT_APPLICABLE when there was nothing to try
 
 
-def run_trial(task: Task, built: BuiltEnvironment, name: str, act: ActFn, backend: str | None = None,
-              verify: bool = True, wipe_reward: bool = True) -> Trial:
+def run_trial(
+    task: Task,
+    built: BuiltEnvironment,
+    name: str,
+    act: ActFn,
+    backend: str | None = None,
+    verify: bool = True,
+    wipe_reward: bool = True,
+) -> Trial:
     trial = Trial(name)
     started = time.perf_counter()
     sandbox = None

@@ -37,7 +37,7 @@ def grpo_advantages(rewards: torch.Tensor, normalize_std: bool = True, eps: floa
 def rloo_advantages(rewards: torch.Tensor) -> torch.Tensor:
     """RLOO (REINFORCE leave-one-out), per group:
 
-        A_i = r_i - (1 / (n - 1)) * sum_{j != i} r_j  =  n / (n - 1) * (r_i - mean(r))
+    A_i = r_i - (1 / (n - 1)) * sum_{j != i} r_j  =  n / (n - 1) * (r_i - mean(r))
     """
     _check_grouped(rewards)
     n = rewards.shape[1]

@@ -6,7 +6,7 @@ import torch
 def entropy_from_logits(logits: torch.Tensor) -> torch.Tensor:
     """logits [..., T, V] -> entropy [..., T] of softmax(logits):
 
-        H = -sum_v p_v log p_v,   log p = logits - logsumexp(logits)
+    H = -sum_v p_v log p_v,   log p = logits - logsumexp(logits)
     """
     # half-precision log-probs over a large vocab lose too much to sum accurately
     if logits.dtype in (torch.float16, torch.bfloat16):

@@ -59,8 +59,10 @@ def host_info() -> HostInfo:
 
 
 def _cannot(image: str) -> str:
-    return (f"FROM {image}: the host cannot stand in for this image (bwrap runs on the host's /usr); "
-            "use the docker backend or a debian/ubuntu/python base")
+    return (
+        f"FROM {image}: the host cannot stand in for this image (bwrap runs on the host's /usr); "
+        "use the docker backend or a debian/ubuntu/python base"
+    )
 
 
 def stand_in(image: str, host: HostInfo | None = None) -> StandIn:
@@ -78,8 +80,10 @@ def stand_in(image: str, host: HostInfo | None = None) -> StandIn:
         notes = [f"FROM {image}: a Terminal-Bench base image; {host_text} stands in for it"]
         version = re.search(r"python-?(\d+)[-.](\d+)", last)
         if version and f"{version.group(1)}.{version.group(2)}" != host.python:
-            notes.append(f"FROM {image}: python3 is the host's {host.python or 'none'}, "
-                         f"not {version.group(1)}.{version.group(2)}")
+            notes.append(
+                f"FROM {image}: python3 is the host's {host.python or 'none'}, "
+                f"not {version.group(1)}.{version.group(2)}"
+            )
         distro = re.search(r"(ubuntu|debian)-?(\d+)?(?:[-.](\d+))?", last)
         if distro and not (distro.group(1) == host.os_id and (distro.group(2) or "") in ("", host.os_version)):
             notes.append(f"FROM {image}: system packages are the host's {host.pretty}, not {distro.group(0)}")
@@ -93,12 +97,17 @@ def stand_in(image: str, host: HostInfo | None = None) -> StandIn:
         notes: list[str] = []
         if name == "python":
             version = re.match(r"(\d+)(?:\.(\d+))?", tag)
-            wanted = f"{version.group(1)}.{version.group(2)}" if version and version.group(2) else (
-                version.group(1) if version else "")
+            wanted = (
+                f"{version.group(1)}.{version.group(2)}"
+                if version and version.group(2)
+                else (version.group(1) if version else "")
+            )
             if wanted and not (host.python == wanted or host.python.startswith(wanted + ".")):
                 notes.append(f"FROM {image}: python3 is the host's {host.python or 'none'}, not {wanted}")
-            notes.append(f"FROM {image}: `pip install` goes into the host's python3 through an overlay "
-                         "(its own packages are the host's)")
+            notes.append(
+                f"FROM {image}: `pip install` goes into the host's python3 through an overlay "
+                "(its own packages are the host's)"
+            )
         elif name == "ubuntu":
             notes.append(f"FROM {image}: {host_text} stands in; Ubuntu package names and versions can differ")
         else:
@@ -111,5 +120,5 @@ def stand_in(image: str, host: HostInfo | None = None) -> StandIn:
 def _debian_tag_matches(tag: str, host: HostInfo) -> bool:
     head = re.split(r"[-]", tag, maxsplit=1)[0]
     return head in ("latest", "stable", "slim", host.codename, host.os_version) or (
-        bool(host.os_version) and head.startswith(host.os_version + "."))
-
+        bool(host.os_version) and head.startswith(host.os_version + ".")
+    )

@@ -18,8 +18,7 @@ from posttrain.sandbox.pool import WarmPool
 
 def _percentiles(samples_s: list[float]) -> dict[str, float]:
     ms = sorted(s * 1000 for s in samples_s)
-    return {"p50": statistics.median(ms), "p95": ms[min(len(ms) - 1, int(round(0.95 * (len(ms) - 1))))],
-            "n": len(ms)}
+    return {"p50": statistics.median(ms), "p95": ms[min(len(ms) - 1, int(round(0.95 * (len(ms) - 1))))], "n": len(ms)}
 
 
 def _timed(fn, iterations: int) -> list[float]:
@@ -67,8 +66,12 @@ def _max_idle(base: Path, limit: int, console: Console) -> dict:
             if len(held) % 100 == 0:
                 console.print(f"  idle sandboxes held: {len(held)}", highlight=False)
         probe = held[len(held) // 2].exec("echo alive").stdout.strip() if held else ""
-        return {"count": len(held), "stopped_by": stopped_by, "probe": probe,
-                "seconds_to_create": time.perf_counter() - started}
+        return {
+            "count": len(held),
+            "stopped_by": stopped_by,
+            "probe": probe,
+            "seconds_to_create": time.perf_counter() - started,
+        }
     finally:
         for sandbox in held:
             sandbox.close()

@@ -26,7 +26,6 @@ from pathlib import Path
 
 from posttrain.sandbox.cgroups import SandboxCgroup
 from posttrain.sandbox.exit_status import exit_code_of
-from posttrain.sandbox.launcher_build import launcher_path
 from posttrain.sandbox.interface import (
     DEFAULT_PATH,
     AsyncSandboxMixin,
@@ -37,6 +36,7 @@ from posttrain.sandbox.interface import (
     directory_tar,
     exec_timeout,
 )
+from posttrain.sandbox.launcher_build import launcher_path
 from posttrain.sandbox.overlay import OVERLAY_DIRS, OverlayWorkspace, skeleton_layer
 from posttrain.sandbox.process_runner import RawResult, kill_group, run_bounded, run_passthrough
 from posttrain.sandbox.system_view import minimal_etc, system_binds, system_lowers
@@ -56,8 +56,10 @@ def check_bwrap() -> str:
             "bubblewrap), or `apt-get install bubblewrap`, or use the `local` backend for development"
         )
     if os.geteuid() != 0:
-        raise SandboxError("the bwrap backend mounts overlayfs and manages cgroups, so it needs root; "
-                           "run as root or use the `local` backend")
+        raise SandboxError(
+            "the bwrap backend mounts overlayfs and manages cgroups, so it needs root; "
+            "run as root or use the `local` backend"
+        )
     return path
 
 
@@ -68,13 +70,16 @@ def _raise_if_start_failed(sandbox_id: str, raw: RawResult) -> None:
     launcher_failed = raw.returncode == 125 and message.startswith("posttrain sandbox launcher:")
     bwrap_failed = raw.returncode == 1 and not raw.stdout and message.startswith("bwrap:")
     if launcher_failed or bwrap_failed:
-        raise SandboxError(f"sandbox {sandbox_id} failed to start: {message.splitlines()[-1]} "
-                           "(check that you are root, that /tmp allows overlayfs, and `posttrain sandbox gc`)")
+        raise SandboxError(
+            f"sandbox {sandbox_id} failed to start: {message.splitlines()[-1]} "
+            "(check that you are root, that /tmp allows overlayfs, and `posttrain sandbox gc`)"
+        )
 
 
 class BwrapSandbox(AsyncSandboxMixin):
-    def __init__(self, spec: SandboxSpec | None = None, sandbox_id: str | None = None,
-                 base_dir: Path | None = None) -> None:
+    def __init__(
+        self, spec: SandboxSpec | None = None, sandbox_id: str | None = None, base_dir: Path | None = None
+    ) -> None:
         self.spec = spec or SandboxSpec()
         self.id = sandbox_id or uuid.uuid4().hex[:12]
         self._bwrap = check_bwrap()
@@ -90,8 +95,9 @@ class BwrapSandbox(AsyncSandboxMixin):
         self._lock = threading.Lock()
         self.cgroup = SandboxCgroup.create(f"sbx-{self.id}", limits.memory_mb, limits.pids, limits.cpus)
         try:
-            self.workspace = OverlayWorkspace(base / "sandboxes" / self.id, self.spec.layers,
-                                              skeleton_layer(base), limits.disk_mb, system)
+            self.workspace = OverlayWorkspace(
+                base / "sandboxes" / self.id, self.spec.layers, skeleton_layer(base), limits.disk_mb, system
+            )
         except Exception as exc:
             self.cgroup.remove()
             raise SandboxError(f"sandbox {self.id}: cannot create its workspace: {exc}") from exc
@@ -139,12 +145,22 @@ class BwrapSandbox(AsyncSandboxMixin):
         limit = exec_timeout(timeout, self.spec.limits)
         oom_before = self.cgroup.oom_kills()
         with self._lock:
-            raw = run_passthrough(self._launcher(argv, workdir or self.spec.workdir), self._environment(env),
-                                  limit, kill_tree=self._kill_tree)
+            raw = run_passthrough(
+                self._launcher(argv, workdir or self.spec.workdir),
+                self._environment(env),
+                limit,
+                kill_tree=self._kill_tree,
+            )
             self.cgroup.kill_all()
         oom = self.cgroup.oom_kills() > oom_before
-        return ExecResult(exit_code_of(raw.returncode, raw.timed_out, oom), "", "", raw.duration_s,
-                          timed_out=raw.timed_out, oom_killed=oom)
+        return ExecResult(
+            exit_code_of(raw.returncode, raw.timed_out, oom),
+            "",
+            "",
+            raw.duration_s,
+            timed_out=raw.timed_out,
+            oom_killed=oom,
+        )
 
     def _kill_tree(self, proc) -> None:
         kill_group(proc.pid)
@@ -161,14 +177,28 @@ class BwrapSandbox(AsyncSandboxMixin):
         mounts = self.workspace.mounts()
         merged = self.workspace.merged
         bwrap = [
-            self._bwrap, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-            "--hostname", "sandbox",
+            self._bwrap,
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--hostname",
+            "sandbox",
             *([] if self.spec.allow_network else ["--unshare-net"]),
-            *system_binds(self.spec.rootfs, writable={name: self.workspace.system_target(name)
-                                                      for name in self.workspace.system_lowers}),
+            *system_binds(
+                self.spec.rootfs,
+                writable={name: self.workspace.system_target(name) for name in self.workspace.system_lowers},
+            ),
             *(["--ro-bind", str(self._etc), "/etc"] if self._etc and "etc" not in self.workspace.system_lowers else []),
-            "--proc", "/proc", "--dev", "/dev",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
         ]
         for name in OVERLAY_DIRS:
             if self.spec.rootfs is None or (self.spec.rootfs / name).is_dir():  # a read-only rootfs has no mkdir
@@ -181,13 +211,27 @@ class BwrapSandbox(AsyncSandboxMixin):
             return [launcher, str(limits.open_files), *procs, "--", str(len(mounts)), *pairs, *bwrap]
         # The same steps as launcher.c, as a shell pipeline (no C compiler on this host).
         join = "; ".join(f"echo $$ > {shlex.quote(p)}" for p in procs)
-        outer = f"{join} && ulimit -n {limits.open_files} && ulimit -c 0; exec \"$@\""
-        inner = ('n=$1; shift; while [ "$n" -gt 0 ]; do mount -t overlay overlay -o "$1" "$2" || exit 125; '
-                 'shift 2; n=$((n - 1)); done; exec "$@"')
+        outer = f'{join} && ulimit -n {limits.open_files} && ulimit -c 0; exec "$@"'
+        inner = (
+            'n=$1; shift; while [ "$n" -gt 0 ]; do mount -t overlay overlay -o "$1" "$2" || exit 125; '
+            'shift 2; n=$((n - 1)); done; exec "$@"'
+        )
         return [
-            "sh", "-c", outer, "sh",
-            "unshare", "--mount", "--propagation", "private", "--",
-            "sh", "-c", inner, "sh", str(len(mounts)), *pairs,
+            "sh",
+            "-c",
+            outer,
+            "sh",
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            "sh",
+            "-c",
+            inner,
+            "sh",
+            str(len(mounts)),
+            *pairs,
             *bwrap,
         ]
 
@@ -255,7 +299,9 @@ class BwrapSandbox(AsyncSandboxMixin):
             destination = Path(destination)
             destination.parent.mkdir(parents=True, exist_ok=True)
             tmp = destination.parent / f".tmp-{destination.name}-{uuid.uuid4().hex[:6]}"
-            result = subprocess.run(["cp", "-a", "--preserve=all", str(frozen), str(tmp)], capture_output=True, text=True)
+            result = subprocess.run(
+                ["cp", "-a", "--preserve=all", str(frozen), str(tmp)], capture_output=True, text=True
+            )
             if result.returncode != 0:
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise SandboxError(f"export_layer to {destination}: {result.stderr.strip()}")

@@ -45,7 +45,7 @@ class SandboxCgroup:
     version: int
 
     @classmethod
-    def create(cls, name: str, memory_mb: int | None, pids: int | None, cpus: float | None) -> "SandboxCgroup":
+    def create(cls, name: str, memory_mb: int | None, pids: int | None, cpus: float | None) -> SandboxCgroup:
         version = cgroup_version()
         if version == 0:
             raise SandboxError("no usable cgroup hierarchy under /sys/fs/cgroup; limits need cgroups v1 or v2")
@@ -110,7 +110,11 @@ class SandboxCgroup:
 
     def oom_kills(self) -> int:
         """How many processes the kernel OOM-killed in this cgroup so far."""
-        path = (self.dirs["memory"] / "memory.oom_control") if self.version == 1 else (self.dirs["unified"] / "memory.events")
+        path = (
+            (self.dirs["memory"] / "memory.oom_control")
+            if self.version == 1
+            else (self.dirs["unified"] / "memory.events")
+        )
         try:
             for line in path.read_text().splitlines():
                 key, _, value = line.partition(" ")

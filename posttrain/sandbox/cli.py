@@ -4,29 +4,31 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
 from posttrain.console import console, emit_benchmark, fail
 from posttrain.errors import PosttrainError
 
-app = typer.Typer(help="Isolated sandboxes for agent commands (bubblewrap + overlayfs + cgroups).",
-                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
-
+app = typer.Typer(
+    help="Isolated sandboxes for agent commands (bubblewrap + overlayfs + cgroups).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
 
 
 @app.command("run", context_settings={"allow_interspersed_args": False})
 def run_command(
-    cmd: List[str] = typer.Argument(..., help="The command and its arguments (put them after --)."),
-    memory: Optional[int] = typer.Option(2048, "--memory", help="Memory limit in MB."),
-    pids: Optional[int] = typer.Option(256, "--pids", help="Process/thread limit."),
-    cpus: Optional[float] = typer.Option(1.0, "--cpus", help="CPU share in cores."),
-    disk: Optional[int] = typer.Option(1024, "--disk", help="Workspace size limit in MB."),
+    cmd: list[str] = typer.Argument(..., help="The command and its arguments (put them after --)."),
+    memory: int | None = typer.Option(2048, "--memory", help="Memory limit in MB."),
+    pids: int | None = typer.Option(256, "--pids", help="Process/thread limit."),
+    cpus: float | None = typer.Option(1.0, "--cpus", help="CPU share in cores."),
+    disk: int | None = typer.Option(1024, "--disk", help="Workspace size limit in MB."),
     timeout: float = typer.Option(600.0, "--timeout", help="Wall-time limit in seconds."),
     network: bool = typer.Option(False, "--network", help="Allow network access (off by default)."),
-    workspace: Optional[Path] = typer.Option(None, "--workspace", help="Copy this directory into /app first."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="bwrap (default on Linux as root), local or docker."),
+    workspace: Path | None = typer.Option(None, "--workspace", help="Copy this directory into /app first."),
+    backend: str | None = typer.Option(None, "--backend", help="bwrap (default on Linux as root), local or docker."),
 ) -> None:
     """Run one command in a fresh sandbox, stream its output and exit with its exit code.
 
@@ -41,7 +43,9 @@ def run_command(
         limits = SandboxLimits(memory_mb=memory, pids=pids, cpus=cpus, disk_mb=disk, timeout_s=timeout)
     except ValidationError as exc:
         first = exc.errors()[0]
-        option = {"memory_mb": "memory", "disk_mb": "disk", "timeout_s": "timeout"}.get(first["loc"][0], first["loc"][0])
+        option = {"memory_mb": "memory", "disk_mb": "disk", "timeout_s": "timeout"}.get(
+            first["loc"][0], first["loc"][0]
+        )
         fail(f"--{option}: {first['msg']}")
     if workspace is not None and not workspace.is_dir():
         fail(f"--workspace {workspace}: not a directory")
@@ -67,8 +71,9 @@ def run_command(
 
 @app.command("gc")
 def gc_command(
-    base: Optional[Path] = typer.Option(None, "--base", help="Sandbox directory (default $POSTTRAIN_SANDBOX_DIR "
-                                                              "or /tmp/posttrain-sandboxes)."),
+    base: Path | None = typer.Option(
+        None, "--base", help="Sandbox directory (default $POSTTRAIN_SANDBOX_DIR or /tmp/posttrain-sandboxes)."
+    ),
 ) -> None:
     """Remove what sandboxes of killed processes left behind: tmpfs mounts, directories, cgroups."""
     from posttrain.sandbox.bwrap_backend import default_base_dir
@@ -80,7 +85,7 @@ def gc_command(
 
 @app.command("bench")
 def bench_command(
-    out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON here."),
+    out: Path | None = typer.Option(None, "--out", help="Also write the JSON here."),
     iterations: int = typer.Option(100, "--iterations", help="Samples per latency figure."),
     max_idle: int = typer.Option(1000, "--max-idle", help="Stop the idle-sandbox count at this many."),
 ) -> None:

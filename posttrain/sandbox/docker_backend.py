@@ -68,7 +68,7 @@ _SPOOL_BYTES = 32 << 20  # tars bigger than this go to a temp file
 
 # Runs as `sh -c _WRAPPER sh STDIN_FILE TIMEOUT CMD...` (see the module docstring).
 _WRAPPER = (
-    'f=$1; t=$2; shift 2; '
+    "f=$1; t=$2; shift 2; "
     'if [ -z "$f" ]; then exec 3</dev/null; '
     'elif [ -r "$f" ]; then exec 3<"$f"; rm -f -- "$f"; '
     'else echo "posttrain: stdin file $f is missing" >&2; exit 125; fi; '
@@ -78,7 +78,7 @@ _WRAPPER = (
 # Kills every process in the container but PID 1 (docker-init), its `sleep infinity` ($1) and
 # itself: what an exec whose output never closed left behind.
 _KILL_ALL = (
-    'for d in /proc/[0-9]*; do p=${d#/proc/}; '
+    "for d in /proc/[0-9]*; do p=${d#/proc/}; "
     'case "$p" in 1|"$1"|"$$") ;; *) kill -s KILL "$p" 2>/dev/null;; esac; done; exit 0'
 )
 
@@ -269,15 +269,18 @@ def _release(client, resources: _Resources) -> None:
 
 
 class DockerSandbox(AsyncSandboxMixin):
-    def __init__(self, spec: SandboxSpec | None = None, sandbox_id: str | None = None,
-                 image: str = DEFAULT_IMAGE) -> None:
+    def __init__(
+        self, spec: SandboxSpec | None = None, sandbox_id: str | None = None, image: str = DEFAULT_IMAGE
+    ) -> None:
         self.spec = spec or SandboxSpec()
         self.id = sandbox_id or uuid.uuid4().hex[:12]
         self.image = image
         self.name = f"posttrain-{self.id}"
         if self.spec.rootfs is not None:
-            raise SandboxError(f"the docker backend takes its root filesystem from an image (image=...), "
-                               f"not spec.rootfs ({self.spec.rootfs})")
+            raise SandboxError(
+                f"the docker backend takes its root filesystem from an image (image=...), "
+                f"not spec.rootfs ({self.spec.rootfs})"
+            )
         for layer in self.spec.layers:
             if not Path(layer).is_dir():
                 raise SandboxError(f"sandbox layer {layer} is not a directory")
@@ -314,8 +317,10 @@ class DockerSandbox(AsyncSandboxMixin):
         try:
             self._client.images.pull(image)
         except errors.APIError as exc:
-            raise SandboxError(f"image {image} is not present and cannot be pulled: {exc}; "
-                               f"pull or build it first (docker pull {image})") from exc
+            raise SandboxError(
+                f"image {image} is not present and cannot be pulled: {exc}; "
+                f"pull or build it first (docker pull {image})"
+            ) from exc
 
     def _start(self, image: str) -> None:
         try:
@@ -324,13 +329,20 @@ class DockerSandbox(AsyncSandboxMixin):
             raise SandboxError(f"sandbox {self.id}: cannot start a container from {image}: {exc}") from exc
         self._resources.container_id = self._container.id
         code, out, _err = self._raw_exec(
-            ["sh", "-c", 'command -v bash >/dev/null && echo bash; command -v timeout >/dev/null && echo timeout; '
-                         'for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = 1 ] || [ "$p" = "$$" ] || echo "pid $p"; done'],
-            timeout_s=60)
+            [
+                "sh",
+                "-c",
+                "command -v bash >/dev/null && echo bash; command -v timeout >/dev/null && echo timeout; "
+                'for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = 1 ] || [ "$p" = "$$" ] || echo "pid $p"; done',
+            ],
+            timeout_s=60,
+        )
         found = out.split()
         if code != 0 or "timeout" not in found:
-            raise SandboxError(f"image {image} lacks `timeout` (coreutils or busybox), which the docker backend "
-                               "needs to enforce exec timeouts; use an image that has it")
+            raise SandboxError(
+                f"image {image} lacks `timeout` (coreutils or busybox), which the docker backend "
+                "needs to enforce exec timeouts; use an image that has it"
+            )
         self._shell = "bash" if "bash" in found else "sh"
         pids = [found[i + 1] for i, word in enumerate(found[:-1]) if word == "pid"]
         self._keeper_pid = pids[0] if len(pids) == 1 else ""
@@ -350,8 +362,14 @@ class DockerSandbox(AsyncSandboxMixin):
 
     # ---- commands -------------------------------------------------------------------------
 
-    def _raw_exec(self, argv: list[str], timeout_s: float, env: dict[str, str] | None = None,
-                  workdir: str | None = None, output_limit: int = 1 << 20):
+    def _raw_exec(
+        self,
+        argv: list[str],
+        timeout_s: float,
+        env: dict[str, str] | None = None,
+        workdir: str | None = None,
+        output_limit: int = 1 << 20,
+    ):
         """Run argv as is; returns (exit_code, stdout, stderr) as text. For internal probes."""
         code, out, err, _duration, _overrun = self._stream_exec(argv, timeout_s, env, workdir, output_limit)
         return code, out.text(), err.text()
@@ -362,8 +380,9 @@ class DockerSandbox(AsyncSandboxMixin):
         started = time.monotonic()
         read_timeout = timeout_s + _STREAM_GRACE_S
         try:
-            created = api.exec_create(self._container.id, argv, stdout=True, stderr=True,
-                                      environment=env or None, workdir=workdir)
+            created = api.exec_create(
+                self._container.id, argv, stdout=True, stderr=True, environment=env or None, workdir=workdir
+            )
             exec_id = created["Id"]
             with self._api_lock:  # the client's timeout becomes this stream's socket timeout
                 previous = api.timeout
@@ -411,8 +430,14 @@ class DockerSandbox(AsyncSandboxMixin):
         except Exception:
             pass
 
-    def exec(self, cmd: str | list[str], timeout: float | None = None, stdin: str | bytes | None = None,
-             env: dict[str, str] | None = None, workdir: str | None = None) -> ExecResult:
+    def exec(
+        self,
+        cmd: str | list[str],
+        timeout: float | None = None,
+        stdin: str | bytes | None = None,
+        env: dict[str, str] | None = None,
+        workdir: str | None = None,
+    ) -> ExecResult:
         self._check_open()
         argv = command_argv(cmd, self._shell)
         timeout_s = exec_timeout(timeout, self.spec.limits)
@@ -422,8 +447,12 @@ class DockerSandbox(AsyncSandboxMixin):
             stdin_path = f"/.posttrain-stdin-{uuid.uuid4().hex}"
             self._put_archive(file_tar(stdin_path, data, 0o600), "stdin")
         code, out, err, duration, overrun = self._stream_exec(
-            wrap_command(argv, timeout_s, stdin_path), timeout_s, env,
-            sandbox_path(workdir or self.spec.workdir, self.spec.workdir), self.spec.limits.output_bytes)
+            wrap_command(argv, timeout_s, stdin_path),
+            timeout_s,
+            env,
+            sandbox_path(workdir or self.spec.workdir, self.spec.workdir),
+            self.spec.limits.output_bytes,
+        )
         oom_reported = False
         if code == SIGKILL_EXIT_CODE and not overrun and duration < timeout_s:
             try:
@@ -434,12 +463,18 @@ class DockerSandbox(AsyncSandboxMixin):
         if overrun:
             exit_code, timed_out, oom = TIMEOUT_EXIT_CODE, True, False
         else:
-            exit_code, timed_out, oom = classify_exit(code, duration, timeout_s,
-                                                      self.spec.limits.memory_mb is not None, oom_reported)
+            exit_code, timed_out, oom = classify_exit(
+                code, duration, timeout_s, self.spec.limits.memory_mb is not None, oom_reported
+            )
         return ExecResult(
-            exit_code=exit_code, stdout=out.text(), stderr=err.text(), duration_s=duration,
-            timed_out=timed_out, oom_killed=oom,
-            stdout_truncated=out.truncated, stderr_truncated=err.truncated,
+            exit_code=exit_code,
+            stdout=out.text(),
+            stderr=err.text(),
+            duration_s=duration,
+            timed_out=timed_out,
+            oom_killed=oom,
+            stdout_truncated=out.truncated,
+            stderr_truncated=err.truncated,
         )
 
     # ---- files ----------------------------------------------------------------------------

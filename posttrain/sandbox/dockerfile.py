@@ -46,8 +46,10 @@ from posttrain.sandbox.overlay import OVERLAY_DIRS, SYSTEM_DIRS
 
 # the sandbox workspace directories, and the system directories a build writes through overlays
 WRITABLE_ROOTS = (*OVERLAY_DIRS, *SYSTEM_DIRS)
-WRITABLE_TEXT = ("only /app, /tmp, /tests, /logs, /root, /solution and (over the host's) /usr, /etc, /var, /opt "
-                 "are writable in a bwrap sandbox")
+WRITABLE_TEXT = (
+    "only /app, /tmp, /tests, /logs, /root, /solution and (over the host's) /usr, /etc, /var, /opt "
+    "are writable in a bwrap sandbox"
+)
 DEFAULT_SHELL = ("/bin/sh", "-c")  # Docker's default SHELL
 
 _IGNORED = {
@@ -165,7 +167,7 @@ def _split_logical(text: str, path: Path) -> tuple[list[_Logical], str]:
             if not match:
                 parts.append(line)
                 break
-            parts.append(line[:match.start()])
+            parts.append(line[: match.start()])
             while i < len(lines) and (not lines[i].strip() or lines[i].lstrip().startswith("#")):
                 i += 1  # comment and blank lines inside a continuation are dropped, as Docker does
         logical = "".join(parts).strip()
@@ -216,7 +218,7 @@ class _Lexer:
                 end = text.find("'", i + 1)
                 if end < 0:
                     raise self.error(f"unterminated single quote in {text!r}")
-                current.append(text[i + 1:end])
+                current.append(text[i + 1 : end])
                 i, started = end + 1, True
             elif c == '"':
                 i, started = i + 1, True
@@ -257,7 +259,7 @@ class _Lexer:
         out: list[str] = []
         i = 0
         while i < len(text):
-            if text[i] == self.escape and text[i + 1:i + 2] == "$":
+            if text[i] == self.escape and text[i + 1 : i + 2] == "$":
                 out.append("$")
                 i += 2
             elif text[i] == "$":
@@ -280,7 +282,7 @@ class _Lexer:
                 j += 1
             if depth:
                 raise self.error(f"missing '}}' in {text[i:]!r}")
-            body = text[i + 2:j - 1]
+            body = text[i + 2 : j - 1]
             match = re.match(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-+?])(.*))?$", body, re.DOTALL)
             if not match:
                 raise self.error(f"unsupported substitution ${{{body}}}")
@@ -296,7 +298,7 @@ class _Lexer:
             if unset:  # ? and :?
                 raise self.error(f"{name}: {self.word(word) or 'is not set'}")
             return value, j
-        match = re.match(r"[A-Za-z_][A-Za-z0-9_]*", text[i + 1:])
+        match = re.match(r"[A-Za-z_][A-Za-z0-9_]*", text[i + 1 :])
         if not match:
             return "$", i + 1
         return self.scope.get(match.group(0), ""), i + 1 + match.end()
@@ -321,18 +323,27 @@ def _take_flags(args: str) -> tuple[list[tuple[str, str | None]], str]:
         if not match:
             return flags, args.strip()
         flags.append((match.group(1).lower(), match.group(2)))
-        args = args[match.end():]
+        args = args[match.end() :]
 
 
 def _platform_args() -> dict[str, str]:
     arch = {"x86_64": "amd64", "aarch64": "arm64", "armv7l": "arm"}.get(platform.machine(), platform.machine())
-    return {"TARGETPLATFORM": f"linux/{arch}", "TARGETOS": "linux", "TARGETARCH": arch, "TARGETVARIANT": "",
-            "BUILDPLATFORM": f"linux/{arch}", "BUILDOS": "linux", "BUILDARCH": arch, "BUILDVARIANT": ""}
+    return {
+        "TARGETPLATFORM": f"linux/{arch}",
+        "TARGETOS": "linux",
+        "TARGETARCH": arch,
+        "TARGETVARIANT": "",
+        "BUILDPLATFORM": f"linux/{arch}",
+        "BUILDOS": "linux",
+        "BUILDARCH": arch,
+        "BUILDVARIANT": "",
+    }
 
 
 def _in_writable_root(path: str) -> bool:
     parts = [p for p in path.split("/") if p]
     return bool(parts) and parts[0] in WRITABLE_ROOTS
+
 
 # ---- parsing: one function per instruction ----------------------------------------------
 
@@ -407,8 +418,11 @@ def _arg(parse: _Parse, item: _Logical) -> None:
 def _from(parse: _Parse, item: _Logical) -> None:
     line = item.line
     if parse.base is not None:
-        parse.refuse(line, f"a second FROM (the first is at line {parse.from_line}): multi-stage builds are not "
-                     "supported by the bwrap builder; use the docker backend or flatten the stages")
+        parse.refuse(
+            line,
+            f"a second FROM (the first is at line {parse.from_line}): multi-stage builds are not "
+            "supported by the bwrap builder; use the docker backend or flatten the stages",
+        )
         # a reader goes on with a new stage, which starts from its image, not from the stage before
         parse.args, parse.env, parse.workdir, parse.shell, parse.stage = {}, {}, "/", DEFAULT_SHELL, None
     flags, rest = _take_flags(item.args)
@@ -465,8 +479,10 @@ def _workdir(parse: _Parse, item: _Logical) -> None:
     if new != "/" and not _in_writable_root(new):
         visible = new.split("/")[1] in ("usr", "bin", "sbin", "lib", "lib64", "opt", "etc")
         if not (visible and Path(new).is_dir()):
-            parse.refuse(line, f"WORKDIR {new}: {WRITABLE_TEXT}; a directory elsewhere cannot be created "
-                         "(use a WORKDIR under /app)")
+            parse.refuse(
+                line,
+                f"WORKDIR {new}: {WRITABLE_TEXT}; a directory elsewhere cannot be created (use a WORKDIR under /app)",
+            )
         else:
             parse.note(line, f"WORKDIR {new} is the host's directory, read-only in the sandbox")
     parse.workdir = new
@@ -480,8 +496,11 @@ def _copy(parse: _Parse, item: _Logical) -> None:
     chmod: int | None = None
     for name, value in flags:
         if name == "from":
-            parse.refuse(line, f"{keyword} --from={value}: copies from another stage or image (multi-stage build) "
-                         "are not supported by the bwrap builder; use the docker backend")
+            parse.refuse(
+                line,
+                f"{keyword} --from={value}: copies from another stage or image (multi-stage build) "
+                "are not supported by the bwrap builder; use the docker backend",
+            )
         elif name == "chown":
             parse.note(line, f"{keyword} --chown={value} ignored: files belong to root")
         elif name == "chmod":
@@ -508,20 +527,30 @@ def _copy(parse: _Parse, item: _Logical) -> None:
             sources.append(CopySource("", marker.group(2), content.encode()))
             continue
         if _URL.match(source):
-            parse.refuse(line, f"ADD {source}: needs the network at build time; download it in a RUN step"
-                         if keyword == "ADD" else f"COPY {source}: COPY cannot fetch a URL; download it in a RUN step")
+            parse.refuse(
+                line,
+                f"ADD {source}: needs the network at build time; download it in a RUN step"
+                if keyword == "ADD"
+                else f"COPY {source}: COPY cannot fetch a URL; download it in a RUN step",
+            )
         sources.append(CopySource(source))
     dest = posixpath.normpath(posixpath.join(parse.workdir, raw_dest))
     dest = "/" + dest.lstrip("/")
     if not _in_writable_root(dest):
-        parse.refuse(line, f"{keyword} to {dest}: {WRITABLE_TEXT} (the host's system directories are read-only); "
-                     "copy into one of them")
+        parse.refuse(
+            line,
+            f"{keyword} to {dest}: {WRITABLE_TEXT} (the host's system directories are read-only); "
+            "copy into one of them",
+        )
     dest_is_dir = raw_dest.endswith("/") or raw_dest in (".", "..") or raw_dest.endswith("/.")
     text = f"{keyword} {item.args}"
     if item.heredocs:
         text += "".join(f"\n{body}{word}" for word, body, _ in item.heredocs)
-    parse.instructions.append(Instruction(keyword, line, text, parse.workdir, sources=sources, dest=dest,
-                                          dest_is_dir=dest_is_dir, chmod=chmod))
+    parse.instructions.append(
+        Instruction(
+            keyword, line, text, parse.workdir, sources=sources, dest=dest, dest_is_dir=dest_is_dir, chmod=chmod
+        )
+    )
 
 
 def _run(parse: _Parse, item: _Logical) -> None:
@@ -530,8 +559,11 @@ def _run(parse: _Parse, item: _Logical) -> None:
     network = True
     for name, value in flags:
         if name == "mount":
-            parse.refuse(line, f"RUN --mount={value}: BuildKit mounts are not supported by the bwrap builder; "
-                         "drop the flag (caches and secrets are not needed) or copy the files in with COPY")
+            parse.refuse(
+                line,
+                f"RUN --mount={value}: BuildKit mounts are not supported by the bwrap builder; "
+                "drop the flag (caches and secrets are not needed) or copy the files in with COPY",
+            )
         elif name == "network":
             if value not in ("default", "none", "host"):
                 raise parse.fail(line, f"RUN --network={value}: expected default, none or host")
@@ -552,7 +584,7 @@ def _run(parse: _Parse, item: _Logical) -> None:
     elif item.heredocs:
         text += "".join(f"\n{body}{word}" for word, body, _ in item.heredocs)
         first = _HEREDOC.match(rest)
-        if first and rest[first.end():].strip() == "" and len(item.heredocs) == 1:
+        if first and rest[first.end() :].strip() == "" and len(item.heredocs) == 1:
             body = item.heredocs[0][1]  # `RUN <<EOF ... EOF`: the body is the script
             if body.startswith("#!"):
                 command = 'f=$(mktemp) && cat > "$f" && chmod +x "$f" && "$f"; rc=$?; rm -f "$f"; exit $rc'
@@ -563,8 +595,19 @@ def _run(parse: _Parse, item: _Logical) -> None:
             command = rest + "\n" + "".join(f"{body}{word}\n" for word, body, _ in item.heredocs)
     else:
         command = rest
-    parse.instructions.append(Instruction("RUN", line, text, parse.workdir, env={**parse.args, **parse.env},
-                                          command=command, shell=parse.shell, stdin=stdin, network=network))
+    parse.instructions.append(
+        Instruction(
+            "RUN",
+            line,
+            text,
+            parse.workdir,
+            env={**parse.args, **parse.env},
+            command=command,
+            shell=parse.shell,
+            stdin=stdin,
+            network=network,
+        )
+    )
 
 
 def _shell(parse: _Parse, item: _Logical) -> None:
@@ -579,13 +622,26 @@ def _ignored(parse: _Parse, item: _Logical) -> None:
 
 
 _INSTRUCTIONS: dict[str, Callable[[_Parse, _Logical], None]] = {
-    "ARG": _arg, "FROM": _from, "ENV": _env, "WORKDIR": _workdir, "COPY": _copy, "ADD": _copy, "RUN": _run,
-    "SHELL": _shell, **{keyword: _ignored for keyword in _IGNORED},
+    "ARG": _arg,
+    "FROM": _from,
+    "ENV": _env,
+    "WORKDIR": _workdir,
+    "COPY": _copy,
+    "ADD": _copy,
+    "RUN": _run,
+    "SHELL": _shell,
+    **{keyword: _ignored for keyword in _IGNORED},
 }
 
 
-def parse_dockerfile(path: Path | str, build_args: dict[str, str] | None = None, *, text: str | None = None,
-                     check_base: bool = True, host: HostInfo | None = None) -> Dockerfile:
+def parse_dockerfile(
+    path: Path | str,
+    build_args: dict[str, str] | None = None,
+    *,
+    text: str | None = None,
+    check_base: bool = True,
+    host: HostInfo | None = None,
+) -> Dockerfile:
     """Read a Dockerfile for the bwrap builder. Raises `DockerfileError` (`path:line: why`)
     for anything the host cannot honour, including (with `check_base`) a base image the host
     cannot stand in for."""
@@ -614,18 +670,29 @@ def read_dockerfile(path: Path | str, *, text: str | None = None, host: HostInfo
     return _parse(path, text, {}, host, check_base=False, strict=False)
 
 
-def _parse(path: Path, text: str, build_args: dict[str, str], host: HostInfo | None, *, check_base: bool,
-           strict: bool) -> Dockerfile:
+def _parse(
+    path: Path, text: str, build_args: dict[str, str], host: HostInfo | None, *, check_base: bool, strict: bool
+) -> Dockerfile:
     logical, escape = _split_logical(text, path)
     parse = _Parse(path, dict(build_args), host, check_base, escape, strict)
     for item in logical:
         if parse.base is None and item.keyword not in ("ARG", "FROM"):
-            raise parse.fail(item.line, f"{item.keyword} before FROM: a Dockerfile starts with FROM (only ARG may "
-                             "come before it)")
+            raise parse.fail(
+                item.line, f"{item.keyword} before FROM: a Dockerfile starts with FROM (only ARG may come before it)"
+            )
         if item.keyword not in _INSTRUCTIONS:
             raise parse.fail(item.line, f"unknown instruction {item.keyword}")
         _INSTRUCTIONS[item.keyword](parse, item)
     if parse.base is None:
         raise DockerfileError(path, None, "no FROM instruction")
-    return Dockerfile(path, parse.base, parse.stage, parse.instructions, parse.env, parse.workdir, parse.args,
-                      parse.notes, parse.images)
+    return Dockerfile(
+        path,
+        parse.base,
+        parse.stage,
+        parse.instructions,
+        parse.env,
+        parse.workdir,
+        parse.args,
+        parse.notes,
+        parse.images,
+    )

@@ -48,8 +48,8 @@ from posttrain.sandbox.dockerfile import (
     Instruction,
     parse_dockerfile,
 )
-from posttrain.sandbox.overlay import SYSTEM_DIRS
 from posttrain.sandbox.interface import ExecResult, SandboxError, SandboxLimits, SandboxSpec
+from posttrain.sandbox.overlay import SYSTEM_DIRS
 from posttrain.tasks.records import Environment
 
 BUILDER_VERSION = "posttrain-environment-builder/2"  # part of every key: bump to invalidate caches
@@ -180,22 +180,36 @@ def _plan_record(environment: Environment) -> _Plan:
             if not _writable(absolute):
                 raise fail_files(f"{path} -> {absolute}: {WRITABLE_TEXT}")
             data = content.encode()
-            entries.append(_Entry("data", absolute.lstrip("/"), data=data,
-                                  mode=0o755 if content.startswith("#!") else 0o644,
-                                  digest=hashlib.sha256(data).hexdigest()))
+            entries.append(
+                _Entry(
+                    "data",
+                    absolute.lstrip("/"),
+                    data=data,
+                    mode=0o755 if content.startswith("#!") else 0o644,
+                    digest=hashlib.sha256(data).hexdigest(),
+                )
+            )
         return entries
 
     steps: list[_Step] = []
     if environment.files or _writable(workdir):
-        steps.append(_Step("files", "environment files", fail_files, resolve=resolve,
-                           describe=[f"FILES workdir={workdir}"]))
+        steps.append(
+            _Step("files", "environment files", fail_files, resolve=resolve, describe=[f"FILES workdir={workdir}"])
+        )
     for index, command in enumerate(environment.setup, start=1):
         label = f"environment setup[{index}]"
-        steps.append(_Step(
-            "run", label, lambda reason, label=label: SandboxError(f"{label}: {reason}"),
-            describe=[f"SETUP {command}"], command=command, shell=("bash", "-c"), env=dict(environment.env),
-            workdir=workdir,
-        ))
+        steps.append(
+            _Step(
+                "run",
+                label,
+                lambda reason, label=label: SandboxError(f"{label}: {reason}"),
+                describe=[f"SETUP {command}"],
+                command=command,
+                shell=("bash", "-c"),
+                env=dict(environment.env),
+                workdir=workdir,
+            )
+        )
     return _Plan("record", steps, workdir, dict(environment.env), [], environment.allow_network)
 
 
@@ -209,8 +223,7 @@ def _locate_dockerfile(path: Path) -> tuple[Path, Path]:
         raise SandboxError(f"{path}: no such environment directory")
     compose = [p.name for p in (path / "docker-compose.yaml", path / "docker-compose.yml") if p.is_file()]
     hint = f" ({compose[0]} alone is not supported by the bwrap builder)" if compose else ""
-    raise SandboxError(f"{path}: no Dockerfile (looked for {path}/Dockerfile and "
-                       f"{path}/environment/Dockerfile){hint}")
+    raise SandboxError(f"{path}: no Dockerfile (looked for {path}/Dockerfile and {path}/environment/Dockerfile){hint}")
 
 
 def _plan_dockerfile(path: Path, build_args: dict[str, str] | None) -> _Plan:
@@ -248,24 +261,29 @@ def _plan_dockerfile(path: Path, build_args: dict[str, str] | None) -> _Plan:
             return entries
 
         where = f"{dockerfile_path}:{first.line}" + (f"-{instructions[-1].line}" if len(instructions) > 1 else "")
-        steps.append(_Step("files", where, fail, resolve=resolve,
-                           describe=[[i.text, i.workdir] for i in instructions]))
+        steps.append(_Step("files", where, fail, resolve=resolve, describe=[[i.text, i.workdir] for i in instructions]))
 
     for instruction in dockerfile.instructions:
         if instruction.keyword != "RUN":
             group.append(instruction)
             continue
         flush()
-        steps.append(_Step(
-            "run", f"{dockerfile_path}:{instruction.line}",
-            lambda reason, line=instruction.line: DockerfileError(dockerfile_path, line, reason),
-            describe=[instruction.text], command=instruction.command, shell=instruction.shell,
-            env=dict(instruction.env), workdir=instruction.workdir, stdin=instruction.stdin,
-            network=instruction.network,
-        ))
+        steps.append(
+            _Step(
+                "run",
+                f"{dockerfile_path}:{instruction.line}",
+                lambda reason, line=instruction.line: DockerfileError(dockerfile_path, line, reason),
+                describe=[instruction.text],
+                command=instruction.command,
+                shell=instruction.shell,
+                env=dict(instruction.env),
+                workdir=instruction.workdir,
+                stdin=instruction.stdin,
+                network=instruction.network,
+            )
+        )
     flush()
-    return _Plan(f"dockerfile {dockerfile.base.image}", steps, dockerfile.workdir, dict(dockerfile.env), notes,
-                 False)
+    return _Plan(f"dockerfile {dockerfile.base.image}", steps, dockerfile.workdir, dict(dockerfile.env), notes, False)
 
 
 def _writable(path: str) -> bool:
@@ -281,8 +299,9 @@ def _check_workdir(workdir: str, fail: Callable[[str], SandboxError]) -> None:
 # ---- COPY / ADD -----------------------------------------------------------------------------
 
 
-def _resolve_copy(instruction: Instruction, context: Path, ignore: _DockerIgnore, view: _View,
-                  dockerfile: Path) -> list[_Entry]:
+def _resolve_copy(
+    instruction: Instruction, context: Path, ignore: _DockerIgnore, view: _View, dockerfile: Path
+) -> list[_Entry]:
     keyword = instruction.keyword
 
     def fail(reason: str) -> DockerfileError:
@@ -318,26 +337,36 @@ def _resolve_copy(instruction: Instruction, context: Path, ignore: _DockerIgnore
 
     dest = instruction.dest.lstrip("/")
     if len(found) > 1 and not instruction.dest_is_dir and view.kind(dest) != "dir":
-        raise fail(f"{keyword} with several sources needs a destination directory ending in /, "
-                   f"not {instruction.dest}")
+        raise fail(f"{keyword} with several sources needs a destination directory ending in /, not {instruction.dest}")
     dest_dir = instruction.dest_is_dir or len(found) > 1 or view.kind(dest) == "dir"
     chmod = instruction.chmod
     entries: list[_Entry] = []
     for name, host, content in found:
         if content is not None:
             target = posixpath.join(dest, name) if dest_dir else dest
-            entries.append(_Entry("data", target, data=content, mode=chmod or 0o644,
-                                  digest=hashlib.sha256(content).hexdigest()))
+            entries.append(
+                _Entry("data", target, data=content, mode=chmod or 0o644, digest=hashlib.sha256(content).hexdigest())
+            )
         elif host is not None and host.is_dir():
-            entries.append(_Entry("dir", dest, mode=chmod or _dir_mode(view, dest, stat.S_IMODE(host.stat().st_mode)),
-                                  digest="dir"))
+            entries.append(
+                _Entry(
+                    "dir", dest, mode=chmod or _dir_mode(view, dest, stat.S_IMODE(host.stat().st_mode)), digest="dir"
+                )
+            )
             entries.extend(_walk(host, dest, context, ignore, chmod))
         elif host is not None and keyword == "ADD" and _is_archive(host):
             entries.append(_Entry("tar", dest, source=host, digest=_file_digest(host)))
         elif host is not None:
             target = posixpath.join(dest, name) if dest_dir else dest
-            entries.append(_Entry("file", target, source=host, mode=chmod or stat.S_IMODE(host.stat().st_mode),
-                                  digest=_file_digest(host)))
+            entries.append(
+                _Entry(
+                    "file",
+                    target,
+                    source=host,
+                    mode=chmod or stat.S_IMODE(host.stat().st_mode),
+                    digest=_file_digest(host),
+                )
+            )
     return entries
 
 
@@ -360,8 +389,11 @@ def _walk(root: Path, dest: str, context: Path, ignore: _DockerIgnore, chmod: in
             elif stat.S_ISDIR(info.st_mode):
                 entries.append(_Entry("dir", target, mode=chmod or stat.S_IMODE(info.st_mode), digest="dir"))
             elif stat.S_ISREG(info.st_mode):
-                entries.append(_Entry("file", target, source=host, mode=chmod or stat.S_IMODE(info.st_mode),
-                                      digest=_file_digest(host)))
+                entries.append(
+                    _Entry(
+                        "file", target, source=host, mode=chmod or stat.S_IMODE(info.st_mode), digest=_file_digest(host)
+                    )
+                )
     return entries
 
 
@@ -417,7 +449,7 @@ def _glob_regex(pattern: str) -> str:
     while i < len(pattern):
         c = pattern[i]
         if pattern.startswith("**", i):
-            if pattern[i + 2:i + 3] == "/":
+            if pattern[i + 2 : i + 3] == "/":
                 out.append("(?:.*/)?")
                 i += 3
             else:
@@ -433,7 +465,7 @@ def _glob_regex(pattern: str) -> str:
             if end < 0:
                 out.append(re.escape(c))
             else:
-                body = pattern[i + 1:end]
+                body = pattern[i + 1 : end]
                 out.append("[" + ("^" + body[1:] if body.startswith(("!", "^")) else body) + "]")
                 i = end
         elif c == "\\" and i + 1 < len(pattern):
@@ -648,15 +680,27 @@ class _Builder:
                 entries = step.resolve(view)
                 key = _hash([key, step.describe, [[e.kind, e.dest, e.mode, e.digest, e.target] for e in entries]])
                 layer, hit = self.cache.get_or_build(
-                    key, lambda dest, entries=entries, view=_View(stack), step=step: self._write(dest, entries, view,
-                                                                                               step),
-                    {"step": step.where, "instruction": step.describe, "created": time.time()})
+                    key,
+                    lambda dest, entries=entries, view=_View(stack), step=step: self._write(dest, entries, view, step),
+                    {"step": step.where, "instruction": step.describe, "created": time.time()},
+                )
             else:
-                key = _hash([key, step.describe, step.workdir, sorted(step.env.items()), list(step.shell),
-                             step.network, step.stdin])
+                key = _hash(
+                    [
+                        key,
+                        step.describe,
+                        step.workdir,
+                        sorted(step.env.items()),
+                        list(step.shell),
+                        step.network,
+                        step.stdin,
+                    ]
+                )
                 layer, hit = self.cache.get_or_build(
-                    key, lambda dest, step=step, lower=list(stack): self._run(step, lower, dest),
-                    {"step": step.where, "instruction": step.describe, "created": time.time()})
+                    key,
+                    lambda dest, step=step, lower=list(stack): self._run(step, lower, dest),
+                    {"step": step.where, "instruction": step.describe, "created": time.time()},
+                )
             built.cache_hits += hit
             built.steps_run += not hit
             built.log.append(f"{'hit' if hit else 'built'} {key[:12]} {step.where} {_short(step.describe)}")
@@ -681,8 +725,14 @@ class _Builder:
         from posttrain.sandbox.bwrap_backend import BwrapSandbox  # needs bwrap and root only to build
 
         env = {"PIP_BREAK_SYSTEM_PACKAGES": "1", **step.env}  # pip into the host's Python, as into an image's
-        spec = SandboxSpec(layers=lower, workdir=step.workdir, env=env, limits=self.limits,
-                           allow_network=step.network, system_writable=True)
+        spec = SandboxSpec(
+            layers=lower,
+            workdir=step.workdir,
+            env=env,
+            limits=self.limits,
+            allow_network=step.network,
+            system_writable=True,
+        )
         sandbox = BwrapSandbox(spec, base_dir=self.sandbox_dir)
         try:
             argv = step.command if isinstance(step.command, list) else [*step.shell, step.command]
@@ -715,8 +765,10 @@ def _failure(step: _Step, result: ExecResult, timeout_s: float) -> str:
 def _check_stack(stack: list[Path], fail: Callable[[str], SandboxError]) -> None:
     size = sum(len(str(p)) + 1 for p in stack)
     if size > _MAX_LOWERDIR_CHARS:
-        raise fail(f"too many layers ({len(stack)}) for one overlay mount: combine RUN steps with && "
-                   "or use a shorter cache_dir")
+        raise fail(
+            f"too many layers ({len(stack)}) for one overlay mount: combine RUN steps with && "
+            "or use a shorter cache_dir"
+        )
 
 
 def _hash(value) -> str:

@@ -1,8 +1,8 @@
 """What a sandboxed command's exit code says, the same in every backend.
 
-    124      it ran past its timeout (`timed_out=True`; the `timeout(1)` convention)
-    137      it was killed for memory (`oom_killed=True`), or by a plain SIGKILL
-    128 + N  it was killed by signal N, as a shell reports it
+124      it ran past its timeout (`timed_out=True`; the `timeout(1)` convention)
+137      it was killed for memory (`oom_killed=True`), or by a plain SIGKILL
+128 + N  it was killed by signal N, as a shell reports it
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ def exit_code_of(returncode: int, timed_out: bool, oom_killed: bool = False) -> 
     return returncode
 
 
-def classify_exit(exit_code: int, duration_s: float, timeout_s: float, memory_limited: bool,
-                     oom_reported: bool = False) -> tuple[int, bool, bool]:
+def classify_exit(
+    exit_code: int, duration_s: float, timeout_s: float, memory_limited: bool, oom_reported: bool = False
+) -> tuple[int, bool, bool]:
     """(exit_code, timed_out, oom_killed) of a command run under `timeout -s KILL`, which can
     only say 137: a SIGKILL at or past the timeout is the timeout's; before it, under a memory
     limit (or when the engine reported an OOM kill), it is taken for the OOM killer's."""

@@ -30,7 +30,9 @@ class SandboxLimits(BaseModel):
     memory_mb: int | None = Field(2048, ge=16, description="memory (cgroup); exceeding it OOM-kills the command")
     pids: int | None = Field(256, ge=4, description="processes and threads at once (cgroup)")
     cpus: float | None = Field(1.0, gt=0, description="CPU share in cores (cgroup CFS quota)")
-    disk_mb: int | None = Field(1024, ge=1, description="workspace size: everything written to /app, /tmp, /logs, /tests")
+    disk_mb: int | None = Field(
+        1024, ge=1, description="workspace size: everything written to /app, /tmp, /logs, /tests"
+    )
     timeout_s: float = Field(600.0, gt=0, description="default wall-time limit of one exec")
     output_bytes: int = Field(DEFAULT_OUTPUT_LIMIT, ge=1024, description="bytes kept of stdout and of stderr")
     open_files: int = Field(1024, ge=16, description="RLIMIT_NOFILE")
@@ -97,8 +99,14 @@ def exec_timeout(timeout: float | None, limits: SandboxLimits) -> float:
 class Sandbox(Protocol):
     id: str
 
-    def exec(self, cmd: str | list[str], timeout: float | None = None, stdin: str | bytes | None = None,
-             env: dict[str, str] | None = None, workdir: str | None = None) -> ExecResult: ...
+    def exec(
+        self,
+        cmd: str | list[str],
+        timeout: float | None = None,
+        stdin: str | bytes | None = None,
+        env: dict[str, str] | None = None,
+        workdir: str | None = None,
+    ) -> ExecResult: ...
 
     def read_file(self, path: str) -> bytes: ...
 

@@ -150,8 +150,10 @@ class LocalSandbox(AsyncSandboxMixin):
         self.spec = spec or SandboxSpec()
         self.id = sandbox_id or uuid.uuid4().hex[:12]
         if self.spec.rootfs is not None:
-            raise SandboxError("the local backend runs commands on the host system and cannot use "
-                               f"spec.rootfs ({self.spec.rootfs}); use the bwrap backend")
+            raise SandboxError(
+                "the local backend runs commands on the host system and cannot use "
+                f"spec.rootfs ({self.spec.rootfs}); use the bwrap backend"
+            )
         for layer in self.spec.layers:
             if not Path(layer).is_dir():
                 raise SandboxError(f"sandbox layer {layer} is not a directory")
@@ -214,15 +216,23 @@ class LocalSandbox(AsyncSandboxMixin):
         }
         env.update(self.spec.env)
         env.update(extra or {})
-        env.update({
-            "APP_DIR": str(self.root / "app"),
-            "SANDBOX_ROOT": str(self.root),
-            "TMPDIR": str(self.root / "tmp"),
-        })
+        env.update(
+            {
+                "APP_DIR": str(self.root / "app"),
+                "SANDBOX_ROOT": str(self.root),
+                "TMPDIR": str(self.root / "tmp"),
+            }
+        )
         return env
 
-    def exec(self, cmd: str | list[str], timeout: float | None = None, stdin: str | bytes | None = None,
-             env: dict[str, str] | None = None, workdir: str | None = None) -> ExecResult:
+    def exec(
+        self,
+        cmd: str | list[str],
+        timeout: float | None = None,
+        stdin: str | bytes | None = None,
+        env: dict[str, str] | None = None,
+        workdir: str | None = None,
+    ) -> ExecResult:
         self._check_open()
         argv = command_argv(cmd, self._shell)
         timeout_s = exec_timeout(timeout, self.spec.limits)
@@ -240,20 +250,33 @@ class LocalSandbox(AsyncSandboxMixin):
 
         started = time.monotonic()
         try:
-            raw = run_bounded(argv, self._environment(env), data, timeout_s, self.spec.limits.output_bytes,
-                              kill_tree=lambda proc: kill_group(proc.pid), cwd=cwd,
-                              preexec_fn=_preexec(self._rlimits), on_start=track)
+            raw = run_bounded(
+                argv,
+                self._environment(env),
+                data,
+                timeout_s,
+                self.spec.limits.output_bytes,
+                kill_tree=lambda proc: kill_group(proc.pid),
+                cwd=cwd,
+                preexec_fn=_preexec(self._rlimits),
+                on_start=track,
+            )
         except (FileNotFoundError, PermissionError) as exc:
             code = 127 if isinstance(exc, FileNotFoundError) else 126
-            return ExecResult(exit_code=code, stdout="", stderr=f"{argv[0]}: {exc.strerror}\n",
-                              duration_s=time.monotonic() - started)
+            return ExecResult(
+                exit_code=code, stdout="", stderr=f"{argv[0]}: {exc.strerror}\n", duration_s=time.monotonic() - started
+            )
         finally:
             with self._lock:
                 self._running.difference_update(pids)
         return ExecResult(
-            exit_code=exit_code_of(raw.returncode, raw.timed_out), stdout=raw.stdout.decode("utf-8", errors="replace"),
-            stderr=raw.stderr.decode("utf-8", errors="replace"), duration_s=raw.duration_s, timed_out=raw.timed_out,
-            stdout_truncated=raw.stdout_truncated, stderr_truncated=raw.stderr_truncated,
+            exit_code=exit_code_of(raw.returncode, raw.timed_out),
+            stdout=raw.stdout.decode("utf-8", errors="replace"),
+            stderr=raw.stderr.decode("utf-8", errors="replace"),
+            duration_s=raw.duration_s,
+            timed_out=raw.timed_out,
+            stdout_truncated=raw.stdout_truncated,
+            stderr_truncated=raw.stderr_truncated,
         )
 
     # ---- files ----------------------------------------------------------------------------

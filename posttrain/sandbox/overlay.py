@@ -51,8 +51,14 @@ def skeleton_layer(base: Path) -> Path:
 
 
 class OverlayWorkspace:
-    def __init__(self, state_dir: Path, shared_layers: list[Path], skeleton: Path, disk_mb: int | None,
-                 system_lowers: dict[str, Path] | None = None) -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        shared_layers: list[Path],
+        skeleton: Path,
+        disk_mb: int | None,
+        system_lowers: dict[str, Path] | None = None,
+    ) -> None:
         """system_lowers: system dir name -> the host directory under it (system mode), or None."""
         self.state_dir = state_dir
         self.system_lowers = dict(system_lowers or {})
@@ -98,8 +104,9 @@ class OverlayWorkspace:
             lowerdir = ":".join(str(p) for p in [*reversed(layered), host])
             target = self.system_target(name)
             target.mkdir(parents=True, exist_ok=True)
-            mounts.append((f"lowerdir={lowerdir},upperdir={self.sys_upper / name},workdir={self.sys_work / name}",
-                           target))
+            mounts.append(
+                (f"lowerdir={lowerdir},upperdir={self.sys_upper / name},workdir={self.sys_work / name}", target)
+            )
         return mounts
 
     def mount_options(self) -> str:
@@ -186,7 +193,6 @@ class OverlayWorkspace:
         shutil.rmtree(self.state_dir, ignore_errors=True)
 
 
-
 def _is_whiteout(path: Path) -> bool:
     """overlayfs marks a deleted lower file with a 0/0 character device."""
     try:
@@ -204,8 +210,9 @@ def _mount_tmpfs(target: Path, options: str) -> None:
     """mount(2) directly: a `mount` subprocess would cost milliseconds per sandbox."""
     if _libc.mount(b"posttrain-sandbox", str(target).encode(), b"tmpfs", 0, options.encode()) != 0:
         errno = ctypes.get_errno()
-        raise SandboxError(f"cannot mount the workspace tmpfs at {target}: {os.strerror(errno)} "
-                           "(the bwrap backend needs root)")
+        raise SandboxError(
+            f"cannot mount the workspace tmpfs at {target}: {os.strerror(errno)} (the bwrap backend needs root)"
+        )
 
 
 def _unmount(target: Path) -> None:

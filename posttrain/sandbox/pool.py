@@ -10,8 +10,8 @@ import hashlib
 import json
 import threading
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import Callable
 
 from posttrain.sandbox.interface import Sandbox, SandboxError, SandboxSpec
 
@@ -33,16 +33,18 @@ class SandboxCap:
 
     def acquire(self, timeout: float | None) -> None:
         if not self._slots.acquire(timeout=timeout):
-            raise SandboxError(f"all {self.limit} sandbox slots are in use (max_sandboxes); "
-                               "release sandboxes or raise the cap")
+            raise SandboxError(
+                f"all {self.limit} sandbox slots are in use (max_sandboxes); release sandboxes or raise the cap"
+            )
 
     def release(self) -> None:
         self._slots.release()
 
 
 class WarmPool:
-    def __init__(self, factory: Callable[[SandboxSpec], Sandbox], size_per_env: int = 4,
-                 max_sandboxes: int = 256) -> None:
+    def __init__(
+        self, factory: Callable[[SandboxSpec], Sandbox], size_per_env: int = 4, max_sandboxes: int = 256
+    ) -> None:
         self.factory = factory
         self.size_per_env = size_per_env
         self.cap = SandboxCap(max_sandboxes)
@@ -107,7 +109,7 @@ class WarmPool:
             self._destroy(sandbox)
         self._filler.join(timeout=5)
 
-    def __enter__(self) -> "WarmPool":
+    def __enter__(self) -> WarmPool:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -71,8 +71,14 @@ def run_bounded(
     is called once the process runs. Raises what Popen raises when the command cannot start."""
     started = time.monotonic()
     proc = subprocess.Popen(
-        argv, cwd=cwd, env=env, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, preexec_fn=preexec_fn,
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=preexec_fn,
         close_fds=True,
     )
     out, err = BoundedCapture(output_limit), BoundedCapture(output_limit)
@@ -139,7 +145,7 @@ def _child_exited(proc: subprocess.Popen) -> bool:
     return info is not None
 
 
-def _wait_for_exit(proc: subprocess.Popen, pipes: "_Pipes", deadline: float) -> bool:
+def _wait_for_exit(proc: subprocess.Popen, pipes: _Pipes, deadline: float) -> bool:
     """Feed stdin and capture output until the command exits (not until its output closes: what
     it left running may hold the pipes) or the deadline passes. Returns whether it passed."""
     while True:

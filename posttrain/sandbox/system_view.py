@@ -8,8 +8,20 @@ import uuid
 from pathlib import Path
 
 # Files of the host's /etc that programs need and that hold no secrets.
-_ETC_COPY = ("ld.so.cache", "ld.so.conf", "localtime", "nsswitch.conf", "protocols", "services",
-             "mime.types", "os-release", "debian_version", "inputrc", "bash.bashrc", "profile")
+_ETC_COPY = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "localtime",
+    "nsswitch.conf",
+    "protocols",
+    "services",
+    "mime.types",
+    "os-release",
+    "debian_version",
+    "inputrc",
+    "bash.bashrc",
+    "profile",
+)
 _ETC_TREES = ("alternatives", "ld.so.conf.d", "ssl", "ca-certificates", "python3", "python3.11", "profile.d")
 _SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "opt")
 
@@ -48,8 +60,21 @@ def minimal_etc(base: Path) -> Path:
 
 
 # Never copied into a system-mode /etc: secrets and host identity.
-_ETC_SECRETS = ("shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssh", "ssl/private",
-                "machine-id", "hosts", "hostname", "subuid", "subgid")
+_ETC_SECRETS = (
+    "shadow",
+    "shadow-",
+    "gshadow",
+    "gshadow-",
+    "sudoers",
+    "sudoers.d",
+    "ssh",
+    "ssl/private",
+    "machine-id",
+    "hosts",
+    "hostname",
+    "subuid",
+    "subgid",
+)
 
 
 def system_etc(base: Path) -> Path:
@@ -66,8 +91,9 @@ def system_etc(base: Path) -> Path:
         rel = os.path.relpath(directory, "/etc")
         return [n for n in names if os.path.normpath(os.path.join(rel, n)) in _ETC_SECRETS]
 
-    shutil.copytree("/etc", tmp, symlinks=True, ignore=ignore, ignore_dangling_symlinks=True,
-                    copy_function=_copy_readable)
+    shutil.copytree(
+        "/etc", tmp, symlinks=True, ignore=ignore, ignore_dangling_symlinks=True, copy_function=_copy_readable
+    )
     # apt's download and list directories belong to the host's _apt user, a uid the sandbox
     # cannot map: apt works in its own directories, as root
     apt_conf = tmp / "apt" / "apt.conf.d"
@@ -75,7 +101,8 @@ def system_etc(base: Path) -> Path:
     (apt_conf / "99posttrain-sandbox").write_text(
         'APT::Sandbox::User "root";\n'
         'Dir::Cache::Archives "/var/cache/apt/sandbox-archives/";\n'
-        'Dir::State::Lists "/var/lib/apt/sandbox-lists/";\n')
+        'Dir::State::Lists "/var/lib/apt/sandbox-lists/";\n'
+    )
     minimal = minimal_etc(base)
     for name in ("hosts", "hostname", "resolv.conf"):
         target = tmp / name
@@ -98,8 +125,11 @@ def _copy_readable(src: str, dst: str) -> None:
 
 def system_lowers(base: Path) -> dict[str, Path]:
     """System mode: the host directory each writable system directory is layered over."""
-    lowers = {name: Path("/") / name for name in ("usr", "var", "opt") if (Path("/") / name).is_dir()
-              and not (Path("/") / name).is_symlink()}
+    lowers = {
+        name: Path("/") / name
+        for name in ("usr", "var", "opt")
+        if (Path("/") / name).is_dir() and not (Path("/") / name).is_symlink()
+    }
     lowers["etc"] = system_etc(base)
     return lowers
 

@@ -51,8 +51,14 @@ class _Slot:
 
 
 class Executor:
-    def __init__(self, factory: WorkerFactory, workers: int = 2, retry: RetryPolicy | None = None,
-                 weights: dict[str, float] | None = None, preemption: bool = True) -> None:
+    def __init__(
+        self,
+        factory: WorkerFactory,
+        workers: int = 2,
+        retry: RetryPolicy | None = None,
+        weights: dict[str, float] | None = None,
+        preemption: bool = True,
+    ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         self.factory = factory
@@ -97,13 +103,25 @@ class Executor:
     def status(self) -> dict:
         """A JSON-able picture: workers (name, pid, running job), queue length, counters."""
         with self._lock:
-            workers = [{"name": s.worker.name, "pid": s.worker.pid, "job": s.job.id if s.job else None,
-                        "running_s": round(time.monotonic() - s.started, 3) if s.job else None}
-                       for s in self._slots]
+            workers = [
+                {
+                    "name": s.worker.name,
+                    "pid": s.worker.pid,
+                    "job": s.job.id if s.job else None,
+                    "running_s": round(time.monotonic() - s.started, 3) if s.job else None,
+                }
+                for s in self._slots
+            ]
             stats = self.stats.to_dict()
-        return {"kind": self.factory.kind, "target_workers": self._target, "workers": workers,
-                "queued": len(self.queue), "running": sum(w["job"] is not None for w in workers),
-                "weights": self.queue.weights, "stats": stats}
+        return {
+            "kind": self.factory.kind,
+            "target_workers": self._target,
+            "workers": workers,
+            "queued": len(self.queue),
+            "running": sum(w["job"] is not None for w in workers),
+            "weights": self.queue.weights,
+            "stats": stats,
+        }
 
     def shutdown(self) -> None:
         self._stop.set()
@@ -165,8 +183,9 @@ class Executor:
             if outcome.kind == "done":
                 with self._lock:
                     self.stats.completed += 1
-                self.results.put(JobResult(job, value=outcome.value, worker=slot.worker.name,
-                                           duration_s=time.monotonic() - started))
+                self.results.put(
+                    JobResult(job, value=outcome.value, worker=slot.worker.name, duration_s=time.monotonic() - started)
+                )
             elif outcome.kind == "preempted":
                 job.preemptions += 1
                 with self._lock:
@@ -204,7 +223,7 @@ class Executor:
                 self._slots.append(_Slot(worker))
                 self.stats.workers_started += 1
         excess = len(self._slots) - self._target
-        for slot in [s for s in self._slots if s.job is None][:max(excess, 0)]:
+        for slot in [s for s in self._slots if s.job is None][: max(excess, 0)]:
             self._remove(slot)
 
     def _assign(self) -> None:

@@ -25,8 +25,9 @@ def make_executor(
     if executor == "ray":
         from posttrain.scheduler.ray_worker import RayWorkerFactory
 
-        factory = RayWorkerFactory(fn, address=address, num_cpus=cpus_per_worker,
-                                   max_workers=max(workers, max_workers or workers))
+        factory = RayWorkerFactory(
+            fn, address=address, num_cpus=cpus_per_worker, max_workers=max(workers, max_workers or workers)
+        )
     elif worker_kind == "process":
         from posttrain.scheduler.process_worker import ProcessWorkerFactory
 

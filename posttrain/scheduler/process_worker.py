@@ -25,8 +25,9 @@ class ProcessWorker:
         self.name = name
         self._cancel = context.Event()
         self._conn, child = context.Pipe()
-        self._proc = context.Process(target=_worker_main, args=(child, fn, self._cancel, name),
-                                     name=f"posttrain-worker-{name}", daemon=True)
+        self._proc = context.Process(
+            target=_worker_main, args=(child, fn, self._cancel, name), name=f"posttrain-worker-{name}", daemon=True
+        )
         self._proc.start()
         child.close()
         self._busy = False

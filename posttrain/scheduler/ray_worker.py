@@ -29,8 +29,13 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> None:
     else:
         kwargs["num_cpus"] = num_cpus or os.cpu_count() or 1
         # workers import the job function by module path: give them this process's path
-        kwargs["runtime_env"] = {"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in _import_path() if p),
-                                              "OMP_NUM_THREADS": "1", "RAY_USAGE_STATS_ENABLED": "0"}}
+        kwargs["runtime_env"] = {
+            "env_vars": {
+                "PYTHONPATH": os.pathsep.join(p for p in _import_path() if p),
+                "OMP_NUM_THREADS": "1",
+                "RAY_USAGE_STATS_ENABLED": "0",
+            }
+        }
     ray.init(**kwargs)
 
 
@@ -128,8 +133,9 @@ class RayWorker:
 class RayWorkerFactory:
     kind = "ray"
 
-    def __init__(self, fn: JobFunction, address: str | None = None, num_cpus: float = 1.0,
-                 max_workers: int = 8) -> None:
+    def __init__(
+        self, fn: JobFunction, address: str | None = None, num_cpus: float = 1.0, max_workers: int = 8
+    ) -> None:
         self.fn = fn
         self.num_cpus = num_cpus
         # a local cluster's CPUs are scheduling tokens: declare enough for every worker

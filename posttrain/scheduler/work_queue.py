@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import Iterable
+from collections.abc import Iterable
 
 from posttrain.scheduler.job import Job
 

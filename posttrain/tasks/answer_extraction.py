@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-EXTRACTORS = ("full", "last_line", "answer_tag", "boxed", "last_number")
+from posttrain.config import EXTRACTORS
 
 _TAG = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 _NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?")

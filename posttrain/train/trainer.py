@@ -72,7 +72,9 @@ class PolicyTrainer:
             old_logprobs = {i: lp for mb in microbatches for i, lp in zip(mb, self._logprobs(samples, mb, self.model))}
         reference = None
         if self.algo.kl_coef > 0:
-            reference = {i: lp for mb in microbatches for i, lp in zip(mb, self._logprobs(samples, mb, self.reference_model))}
+            reference = {
+                i: lp for mb in microbatches for i, lp in zip(mb, self._logprobs(samples, mb, self.reference_model))
+            }
 
         stats: dict[str, float] = {}
         for epoch in range(self.algo.updates_per_batch):
@@ -99,7 +101,9 @@ class PolicyTrainer:
         for row, i in enumerate(indices):
             sample = samples[i]
             start, n = len(sample.prompt_ids) - 1, len(sample.completion_ids)
-            own = torch.tensor(sample.completion_mask, dtype=loss_mask.dtype) if sample.completion_mask is not None else 1
+            own = (
+                torch.tensor(sample.completion_mask, dtype=loss_mask.dtype) if sample.completion_mask is not None else 1
+            )
             loss_mask[row, start : start + n] = own
             engine[row, start : start + n] = torch.tensor(sample.engine_logprobs) * own
         return ids, mask, loss_mask, engine
@@ -107,14 +111,25 @@ class PolicyTrainer:
     def _logprobs(self, samples, indices, model) -> list[torch.Tensor]:
         ids, mask, _, _ = self._batch_tensors(samples, indices)
         with torch.no_grad():
-            logprobs, _ = token_logprobs(model, ids, mask, self.temperature, self.optim_cfg.bf16_autocast,
-                                         first_position=_first_completion_position(samples, indices))
+            logprobs, _ = token_logprobs(
+                model,
+                ids,
+                mask,
+                self.temperature,
+                self.optim_cfg.bf16_autocast,
+                first_position=_first_completion_position(samples, indices),
+            )
         return list(logprobs)
 
     def _microbatch(self, samples, indices, normalizer, old_logprobs, reference, totals, first_epoch: bool) -> None:
         ids, mask, loss_mask, engine_lp = self._batch_tensors(samples, indices)
         logprobs, entropy = token_logprobs(
-            self.model, ids, mask, self.temperature, self.optim_cfg.bf16_autocast, with_entropy=first_epoch,
+            self.model,
+            ids,
+            mask,
+            self.temperature,
+            self.optim_cfg.bf16_autocast,
+            with_entropy=first_epoch,
             first_position=_first_completion_position(samples, indices),
         )
         old = torch.stack([old_logprobs[i] for i in indices]) if old_logprobs else logprobs.detach()
@@ -123,12 +138,20 @@ class PolicyTrainer:
         if self.algo.tis_cap is not None:
             weights = truncated_importance_weights(old, engine_lp, self.algo.tis_cap) * loss_mask
         if self.algo.loss == "gspo":
-            loss, loss_stats = gspo_loss(logprobs, old, advantages, loss_mask, normalizer=normalizer, token_weights=weights)
+            loss, loss_stats = gspo_loss(
+                logprobs, old, advantages, loss_mask, normalizer=normalizer, token_weights=weights
+            )
         else:
             loss, loss_stats = ppo_clip_loss(
-                logprobs, old, advantages, loss_mask,
-                clip_low=self.algo.clip_low, clip_high=self.algo.clip_high,
-                aggregation=self.algo.aggregation, normalizer=normalizer, token_weights=weights,
+                logprobs,
+                old,
+                advantages,
+                loss_mask,
+                clip_low=self.algo.clip_low,
+                clip_high=self.algo.clip_high,
+                aggregation=self.algo.aggregation,
+                normalizer=normalizer,
+                token_weights=weights,
             )
         kl_value = 0.0
         if reference is not None:

@@ -25,10 +25,13 @@ def good_file_task(tmp_path, needs_bwrap):
     (root / "tests" / "test.sh").write_text(
         "mkdir -p /logs/verifier\n"
         'if [ "$(cat /app/good.txt 2>/dev/null)" = ok ] && [ ! -e /app/bad.txt ]; then echo 1; else echo 0; fi'
-        " > /logs/verifier/reward.txt\n")
+        " > /logs/verifier/reward.txt\n"
+    )
     (root / "solution").mkdir()
     (root / "solution" / "solve.sh").write_text("echo ok > /app/good.txt\n")
-    (root / "task.toml").write_text('version = "1.0"\n[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 30.0\n'
-                                    '[environment]\nallow_internet = false\nmemory_mb = 512\n')
+    (root / "task.toml").write_text(
+        'version = "1.0"\n[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 30.0\n'
+        "[environment]\nallow_internet = false\nmemory_mb = 512\n"
+    )
     (root / "instruction.md").write_text("Write ok into /app/good.txt.")
     return load_harbor_task(root)

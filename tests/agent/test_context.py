@@ -32,7 +32,7 @@ def test_scratch_sits_at_the_end_and_is_pruned_first(tokenizer):
     with_note = context.prompt_ids(1)
     header = context.chat.header
     assert with_note[: len(stable) - len(header)] == stable[: -len(header)]  # only the end moved
-    assert "2 turns left" in tokenizer.decode(with_note[len(stable) - len(header):])
+    assert "2 turns left" in tokenizer.decode(with_note[len(stable) - len(header) :])
     tight = make(tokenizer, max_tokens=len(with_note) + 64 - 1)  # one token short of room for the note
     tight.add_turn(reply(tokenizer, "ls"), "a b c", "ls")
     tight.note("2 turns left")
@@ -54,9 +54,11 @@ def test_the_oldest_working_turns_are_summarised_away_under_the_limit(tokenizer)
 
 
 def test_training_segments_mask_everything_but_the_models_tokens():
-    turns = [TurnRecord(0, [1, 2, 3], [10, 11], [-0.1, -0.2], [0, 0], "a"),
-             TurnRecord(1, [1, 2, 3, 10, 11, 50, 51], [12], [-0.3], [0, 0], "b"),
-             TurnRecord(2, [1, 2, 99], [13], [-0.4], [0], "c")]  # pruned: a new segment
+    turns = [
+        TurnRecord(0, [1, 2, 3], [10, 11], [-0.1, -0.2], [0, 0], "a"),
+        TurnRecord(1, [1, 2, 3, 10, 11, 50, 51], [12], [-0.3], [0, 0], "b"),
+        TurnRecord(2, [1, 2, 99], [13], [-0.4], [0], "c"),
+    ]  # pruned: a new segment
     first, second = training_segments(turns)
     assert first.prompt_ids == [1, 2, 3] and first.completion_ids == [10, 11, 50, 51, 12]
     assert first.completion_mask == [1, 1, 0, 0, 1] and first.logprobs == [-0.1, -0.2, 0.0, 0.0, -0.3]

@@ -36,7 +36,15 @@ def test_malformed_calls_failing_commands_and_timeouts_are_observations(good_fil
         format_call("finish", {}),
     ]
     trajectory = run(good_file_task, ScriptedPolicy(script), tokenizer, failure_streak=10)
-    assert errors(trajectory) == ["malformed_call", "malformed_call", "bad_arguments", "nonzero_exit", "timeout", None, None]
+    assert errors(trajectory) == [
+        "malformed_call",
+        "malformed_call",
+        "bad_arguments",
+        "nonzero_exit",
+        "timeout",
+        None,
+        None,
+    ]
     observations = [t.tool_calls[0].observation for t in trajectory.turns]
     assert "not a JSON object" in observations[0] and "no tool call found" in observations[1]
     assert "cmd" in observations[2] and "No such file" in observations[3] and "killed after 1 s" in observations[4]
@@ -59,8 +67,12 @@ def test_a_failure_streak_rolls_back_to_the_last_good_checkpoint(good_file_task,
 
 
 def test_the_rollback_tool(good_file_task, tokenizer):
-    script = [bash("echo ok > /app/good.txt"), bash("echo junk > /app/bad.txt"), format_call("rollback", {}),
-              format_call("finish", {})]
+    script = [
+        bash("echo ok > /app/good.txt"),
+        bash("echo junk > /app/bad.txt"),
+        format_call("rollback", {}),
+        format_call("finish", {}),
+    ]
     trajectory = run(good_file_task, ScriptedPolicy(script), tokenizer, checkpoint_every=1)
     # turn 1 was also good, so the checkpoint is after it: rolling back keeps bad.txt
     assert trajectory.turns[2].restored_snapshot == trajectory.turns[1].snapshot_id

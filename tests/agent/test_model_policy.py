@@ -21,4 +21,3 @@ def test_a_20_turn_episode_is_served_mostly_from_the_prefix_cache(tiny_model, to
     # token in, token out: every turn's reply is exactly what the engine generated, with its logprobs
     assert all(len(t.completion_ids) == len(t.logprobs) > 0 for t in trajectory.turns)
     assert not trajectory.reward.passed  # random weights do not solve tasks
-

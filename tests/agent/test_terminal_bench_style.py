@@ -54,24 +54,31 @@ open("/app/tree.toml", "w").write(tomli_w.dumps({"files": names, "tool": "tree"}
 """
 
 
-@pytest.mark.skipif(not (_reachable("deb.debian.org", 80) and _reachable("pypi.org", 443)),
-                    reason="needs the Debian and PyPI mirrors to build the environment")
+@pytest.mark.skipif(
+    not (_reachable("deb.debian.org", 80) and _reachable("pypi.org", 443)),
+    reason="needs the Debian and PyPI mirrors to build the environment",
+)
 @pytest.mark.timeout(600)
 def test_a_task_with_apt_and_pip_packages_runs_unchanged(tmp_path, tokenizer, needs_bwrap):
     root = tmp_path / "tb-style"
     (root / "environment" / "data").mkdir(parents=True)
     (root / "environment" / "Dockerfile").write_text(DOCKERFILE)
-    (root / "environment" / "describe.sh").write_text("#!/bin/sh\nexec tree -i --noreport \"$1\"\n")
+    (root / "environment" / "describe.sh").write_text('#!/bin/sh\nexec tree -i --noreport "$1"\n')
     (root / "environment" / "data" / "a.txt").write_text("a")
     (root / "environment" / "data" / "b.txt").write_text("b")
     (root / "tests").mkdir()
     (root / "tests" / "test.sh").write_text(TEST)
     (root / "solution").mkdir()
     (root / "solution" / "solve.sh").write_text(SOLVE)
-    (root / "task.toml").write_text('version = "1.0"\n[metadata]\ncategory = "demo"\n[verifier]\ntimeout_sec = 60.0\n'
-                                    '[agent]\ntimeout_sec = 120.0\n[environment]\nbuild_timeout_sec = 300.0\n')
+    (root / "task.toml").write_text(
+        'version = "1.0"\n[metadata]\ncategory = "demo"\n[verifier]\ntimeout_sec = 60.0\n'
+        "[agent]\ntimeout_sec = 120.0\n[environment]\nbuild_timeout_sec = 300.0\n"
+    )
     (root / "instruction.md").write_text("List /app/data with the describe tool into /app/tree.toml.")
     task = load_harbor_task(root)
-    oracle, nop = run_episodes([task, task], OraclePolicy(), tokenizer)[0], run_episodes([task], NopPolicy(), tokenizer)[0]
+    oracle, nop = (
+        run_episodes([task, task], OraclePolicy(), tokenizer)[0],
+        run_episodes([task], NopPolicy(), tokenizer)[0],
+    )
     assert oracle.reward.passed, (oracle.error, oracle.tool_calls[0].observation if oracle.tool_calls else None)
     assert not nop.reward.passed

@@ -19,9 +19,13 @@ def test_several_calls_in_one_reply_keep_their_order():
 
 def test_tolerated_drift():
     # arguments as a JSON string, "tool"/"args" keys, single quotes, trailing comma, unclosed tag
-    assert only('<tool_call>{"name": "bash", "arguments": "{\\"command\\": \\"pwd\\"}"}</tool_call>').arguments == {"command": "pwd"}
+    assert only('<tool_call>{"name": "bash", "arguments": "{\\"command\\": \\"pwd\\"}"}</tool_call>').arguments == {
+        "command": "pwd"
+    }
     assert only('<tool_call>{"tool": "list_dir", "args": {"path": "/app"}}</tool_call>').name == "list_dir"
-    assert only("<tool_call>{'name': 'bash', 'arguments': {'command': 'ls',},}</tool_call>").arguments == {"command": "ls"}
+    assert only("<tool_call>{'name': 'bash', 'arguments': {'command': 'ls',},}</tool_call>").arguments == {
+        "command": "ls"
+    }
     assert only('<tool_call>{"name": "bash", "arguments": {"command": "echo hi"').arguments == {"command": "echo hi"}
     assert only('```json\n{"name": "finish", "arguments": {}}\n```').name == "finish"
     assert only('{"function": {"name": "bash", "arguments": {"command": "id"}}}').name == "bash"

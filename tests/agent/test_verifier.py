@@ -14,8 +14,9 @@ def _task(tmp_path, test_sh: str):
     (root / "tests").mkdir()
     (root / "tests" / "test.sh").write_text(test_sh)
     (root / "tests" / "expected.txt").write_text("42\n")
-    (root / "task.toml").write_text('version = "1.0"\n[verifier]\ntimeout_sec = 20.0\n[environment]\n'
-                                    'allow_internet = false\n')
+    (root / "task.toml").write_text(
+        'version = "1.0"\n[verifier]\ntimeout_sec = 20.0\n[environment]\nallow_internet = false\n'
+    )
     (root / "instruction.md").write_text("Write 42 into /app/out.txt.")
     return load_harbor_task(root)
 
@@ -32,8 +33,11 @@ def _verify(task, prepare: str = ""):
 
 
 def test_reward_exit_code_and_output_come_back_from_one_command(tmp_path, needs_bwrap):
-    task = _task(tmp_path, "cmp -s /app/out.txt /tests/expected.txt && r=1 || r=0\n"
-                           "echo checked; echo oops >&2; echo $r > /logs/verifier/reward.txt; exit 3\n")
+    task = _task(
+        tmp_path,
+        "cmp -s /app/out.txt /tests/expected.txt && r=1 || r=0\n"
+        "echo checked; echo oops >&2; echo $r > /logs/verifier/reward.txt; exit 3\n",
+    )
     passed = _verify(task, "echo 42 > /app/out.txt")
     assert passed.passed and passed.value == 1.0
     assert passed.details["exit_code"] == 3
@@ -60,12 +64,14 @@ def test_output_past_the_capture_limit_still_gets_its_reward_read(tmp_path, need
     assert reward.passed, reward.details
 
 
-
 def test_a_test_sh_killed_before_it_finished_gives_no_reward(tmp_path, needs_bwrap):
     """The agent's program, run by test.sh, writes a passing reward and kills test.sh before
     test.sh can write its own verdict."""
-    task = _task(tmp_path, "echo 0 > /logs/verifier/reward.txt\nbash /app/prog.sh\n"
-                           "cmp -s /app/out.txt /tests/expected.txt && echo 1 > /logs/verifier/reward.txt\n")
+    task = _task(
+        tmp_path,
+        "echo 0 > /logs/verifier/reward.txt\nbash /app/prog.sh\n"
+        "cmp -s /app/out.txt /tests/expected.txt && echo 1 > /logs/verifier/reward.txt\n",
+    )
     hack = "echo 1 > /logs/verifier/reward.txt\nkill -9 $PPID\n"
     reward = _verify(task, f"printf {hack!r} > /app/prog.sh")
     assert not reward.passed and reward.value == 0.0

@@ -23,8 +23,24 @@ def _load_script():
 
 def test_bench_config_applies_the_flags():
     bench = _load_script()
-    args = bench.parse_args(["--model", "tiny-llama", "--prompts", "3", "--group-size", "5", "--max-tokens", "7",
-                             "--steps", "2", "--warmup", "1", "--threads", "1"])
+    args = bench.parse_args(
+        [
+            "--model",
+            "tiny-llama",
+            "--prompts",
+            "3",
+            "--group-size",
+            "5",
+            "--max-tokens",
+            "7",
+            "--steps",
+            "2",
+            "--warmup",
+            "1",
+            "--threads",
+            "1",
+        ]
+    )
     config = bench.bench_config(args)
     assert config.model.name == "tiny-llama" and config.model.dtype == "float32"
     assert (config.rollout.prompts_per_step, config.rollout.group_size, config.rollout.max_new_tokens) == (3, 5, 7)
@@ -50,9 +66,28 @@ def test_tiny_end_to_end(tmp_path):
     out = tmp_path / "result.json"
     env = dict(os.environ, OMP_NUM_THREADS="1")
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--model", "tiny-llama", "--prompts", "2", "--group-size", "2",
-         "--max-tokens", "4", "--steps", "1", "--warmup", "0", "--out", str(out)],
-        capture_output=True, text=True, env=env, timeout=600,
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--model",
+            "tiny-llama",
+            "--prompts",
+            "2",
+            "--group-size",
+            "2",
+            "--max-tokens",
+            "4",
+            "--steps",
+            "1",
+            "--warmup",
+            "0",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout)  # stdout holds only the JSON

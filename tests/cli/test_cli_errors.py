@@ -10,8 +10,9 @@ CLI = [sys.executable, "-m", "posttrain.cli"]
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(CLI + list(args), capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "COLUMNS": "200"})
+    return subprocess.run(
+        CLI + list(args), capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"}
+    )
 
 
 def one_error_line(result: subprocess.CompletedProcess) -> str:

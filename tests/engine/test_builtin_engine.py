@@ -13,15 +13,28 @@ from posttrain.models.token_ids import chat_prompt_ids
 from tests.conftest import assert_logprobs_match, expects_bit_equality
 
 QUESTIONS = [
-    "What is 17 + 25?", "Name three primary colors.", "Write a haiku about the sea.",
-    "Explain photosynthesis in one sentence.", "What is the capital of Japan?", "Count from one to ten.",
-    "Translate 'good morning' into French.", "Give me a synonym for happy.", "What does CPU stand for?",
-    "Is a tomato a fruit or a vegetable?", "List two uses of copper.", "How many legs does a spider have?",
-    "Why is the sky blue?", "Suggest a name for a cat.", "What is 9 times 8?", "Define the word 'entropy'.",
+    "What is 17 + 25?",
+    "Name three primary colors.",
+    "Write a haiku about the sea.",
+    "Explain photosynthesis in one sentence.",
+    "What is the capital of Japan?",
+    "Count from one to ten.",
+    "Translate 'good morning' into French.",
+    "Give me a synonym for happy.",
+    "What does CPU stand for?",
+    "Is a tomato a fruit or a vegetable?",
+    "List two uses of copper.",
+    "How many legs does a spider have?",
+    "Why is the sky blue?",
+    "Suggest a name for a cat.",
+    "What is 9 times 8?",
+    "Define the word 'entropy'.",
     "Summarize the plot of Cinderella " + "in great detail, " * 12,
     "Describe a sunrise " + "over the mountains, " * 20,
-    "Tell me a joke about programmers.", "What is the boiling point of water in Celsius?",
-    "Continue the list: apple, banana, cherry,", "What is the opposite of 'ancient'?",
+    "Tell me a joke about programmers.",
+    "What is the boiling point of water in Celsius?",
+    "Continue the list: apple, banana, cherry,",
+    "What is the opposite of 'ancient'?",
 ]
 
 
@@ -38,9 +51,10 @@ def chat_ids(tokenizer, text):
 
 def hf_greedy(model, prompt, max_new):
     with torch.no_grad():
-        out = model.generate(torch.tensor([prompt]), max_new_tokens=max_new, do_sample=False,
-                             pad_token_id=2, eos_token_id=2)
-    tokens = out[0, len(prompt):].tolist()
+        out = model.generate(
+            torch.tensor([prompt]), max_new_tokens=max_new, do_sample=False, pad_token_id=2, eos_token_id=2
+        )
+    tokens = out[0, len(prompt) :].tolist()
     return tokens[: tokens.index(2) + 1] if 2 in tokens else tokens
 
 
@@ -54,16 +68,19 @@ def expected_greedy(smollm):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("budget, num_blocks", [(2048, 2048), (48, 2048), (2048, 40)],
-                         ids=["plain", "chunked-prefill", "preemption"])
+@pytest.mark.parametrize(
+    "budget, num_blocks", [(2048, 2048), (48, 2048), (2048, 40)], ids=["plain", "chunked-prefill", "preemption"]
+)
 def test_greedy_matches_transformers_token_for_token(smollm, expected_greedy, budget, num_blocks):
     model, tokenizer = smollm
     # the last two prompts repeat earlier ones: they hit the prefix cache
     prompts, expected = expected_greedy
-    engine = BuiltinEngine(copy.deepcopy(model), tokenizer, num_blocks=num_blocks, block_size=16,
-                           max_num_batched_tokens=budget)
-    out = engine.generate([GenerationRequest(str(i), p, SamplingParams(temperature=0.0, max_tokens=24))
-                           for i, p in enumerate(prompts)])
+    engine = BuiltinEngine(
+        copy.deepcopy(model), tokenizer, num_blocks=num_blocks, block_size=16, max_num_batched_tokens=budget
+    )
+    out = engine.generate(
+        [GenerationRequest(str(i), p, SamplingParams(temperature=0.0, max_tokens=24)) for i, p in enumerate(prompts)]
+    )
     mismatches = [i for i, (c, e) in enumerate(zip(out, expected)) if c.token_ids != e]
     assert not mismatches, [(QUESTIONS[i % len(QUESTIONS)], out[i].text, expected[i]) for i in mismatches]
     assert engine.stats.cached_prompt_tokens > 0
@@ -95,7 +112,7 @@ def test_group_samples_share_the_prompt_and_logprobs_match_a_full_forward(smollm
     for row, c in enumerate(out):
         start = len(c.prompt_token_ids) - 1
         # zero mismatch: equal to the bit, not within a tolerance (where this CPU's kernels allow it)
-        assert_logprobs_match(recomputed[row, start:start + len(c.token_ids)], c.logprobs, bit_equal, row)
+        assert_logprobs_match(recomputed[row, start : start + len(c.token_ids)], c.logprobs, bit_equal, row)
     again = engine.generate([GenerationRequest(str(i), p, params) for i, p in enumerate(prompts)])
     assert [c.token_ids for c in again] == [c.token_ids for c in out]  # seeded
 
@@ -125,8 +142,9 @@ def test_stop_strings_and_max_tokens(tiny_model, tokenizer):
     assert free.finish_reason in ("length", "stop") and len(free.token_ids) <= 8
     stop = free.text[2:5]
     if stop.strip():
-        cut = engine.generate([GenerationRequest("a", prompt, SamplingParams(temperature=0.0, max_tokens=8,
-                                                                             stop=(stop,)))])[0]
+        cut = engine.generate(
+            [GenerationRequest("a", prompt, SamplingParams(temperature=0.0, max_tokens=8, stop=(stop,)))]
+        )[0]
         assert cut.finish_reason == "stop" and stop not in cut.text
 
 
@@ -145,7 +163,7 @@ def test_forked_samples_copy_the_partial_block_and_match_a_full_forward(tiny_mod
         recomputed, _ = token_logprobs(tiny_model, ids, mask, temperature=1.0)
     for row, c in enumerate(out):
         start = len(c.prompt_token_ids) - 1
-        assert torch.allclose(recomputed[row, start:start + len(c.token_ids)], torch.tensor(c.logprobs), atol=1e-4)
+        assert torch.allclose(recomputed[row, start : start + len(c.token_ids)], torch.tensor(c.logprobs), atol=1e-4)
     assert engine.blocks.num_free == 64
 
 
@@ -167,8 +185,7 @@ def test_the_decode_cache_computes_what_gathering_from_the_paged_cache_does(smol
     params = SamplingParams(n=4, temperature=1.0, max_tokens=20, seed=11, stop_token_ids=[28, 30])
 
     def run(num_blocks, cache_bytes):
-        engine = BuiltinEngine(copy.deepcopy(model), tokenizer, num_blocks=num_blocks,
-                               decode_cache_bytes=cache_bytes)
+        engine = BuiltinEngine(copy.deepcopy(model), tokenizer, num_blocks=num_blocks, decode_cache_bytes=cache_bytes)
         out = engine.generate([GenerationRequest(str(i), p, params) for i, p in enumerate(prompts)])
         return engine, [(c.token_ids, c.logprobs) for c in out]
 

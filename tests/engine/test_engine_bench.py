@@ -10,9 +10,26 @@ CLI = [sys.executable, "-m", "posttrain.cli", "engine", "bench"]
 def test_bench_reports_every_workload_and_backend(tmp_path):
     out = tmp_path / "bench.json"
     result = subprocess.run(
-        CLI + ["--out", str(out), "--model", "tiny-llama", "--prompts", "2", "--n", "2", "--max-tokens", "4",
-               "--turns", "2", "--backends", "hf,builtin"],
-        capture_output=True, text=True, timeout=600,  # a hang guard, not a speed test
+        CLI
+        + [
+            "--out",
+            str(out),
+            "--model",
+            "tiny-llama",
+            "--prompts",
+            "2",
+            "--n",
+            "2",
+            "--max-tokens",
+            "4",
+            "--turns",
+            "2",
+            "--backends",
+            "hf,builtin",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,  # a hang guard, not a speed test
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
@@ -35,7 +52,8 @@ def test_bench_reports_every_workload_and_backend(tmp_path):
 
 
 def test_bench_rejects_an_unknown_backend():
-    result = subprocess.run(CLI + ["--model", "tiny-llama", "--backends", "hf,tgi"], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        CLI + ["--model", "tiny-llama", "--backends", "hf,tgi"], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2
     assert "--backends 'hf,tgi': choose from hf, builtin, vllm" in result.stderr

@@ -15,8 +15,9 @@ def test_a_spec_names_its_backend(text, engine_class):
 
 
 def test_engine_settings_reach_the_engine(tiny_model, tokenizer):
-    engine = engine_for_model(EngineConfig(backend="builtin", num_blocks=64, block_size=8), tiny_model, tokenizer,
-                              version=3)
+    engine = engine_for_model(
+        EngineConfig(backend="builtin", num_blocks=64, block_size=8), tiny_model, tokenizer, version=3
+    )
     assert engine.version == 3 and engine.block_size == 8 and len(engine.blocks.blocks) == 64
 
 

@@ -16,8 +16,9 @@ def prompt(tokenizer, text="Add 2 and 3."):
 def test_n_samples_per_prompt_in_order_with_version(tiny_model, tokenizer):
     engine = HFEngine(tiny_model, tokenizer, version=3)
     params = SamplingParams(n=3, temperature=1.0, max_tokens=6, seed=1)
-    out = engine.generate([GenerationRequest("a", prompt(tokenizer), params),
-                           GenerationRequest("b", prompt(tokenizer, "Hi"), params)])
+    out = engine.generate(
+        [GenerationRequest("a", prompt(tokenizer), params), GenerationRequest("b", prompt(tokenizer, "Hi"), params)]
+    )
     assert [(c.request_id, c.sample_index) for c in out] == [("a", 0), ("a", 1), ("a", 2), ("b", 0), ("b", 1), ("b", 2)]
     for c in out:
         assert c.version == 3 and c.token_versions == [3] * len(c.token_ids)
@@ -32,8 +33,12 @@ def test_seeded_sampling_is_reproducible(tiny_model, tokenizer):
     first = [c.token_ids for c in engine.generate(request)]
     again = [c.token_ids for c in engine.generate(request)]
     assert first == again
-    other = [c.token_ids for c in engine.generate(
-        [GenerationRequest("a", prompt(tokenizer), SamplingParams(n=4, temperature=1.0, max_tokens=8, seed=43))])]
+    other = [
+        c.token_ids
+        for c in engine.generate(
+            [GenerationRequest("a", prompt(tokenizer), SamplingParams(n=4, temperature=1.0, max_tokens=8, seed=43))]
+        )
+    ]
     assert other != first
 
 
@@ -42,9 +47,16 @@ def test_engine_logprobs_match_trainer_recompute(tiny_model, tokenizer):
     from generation with a KV cache and left padding) equal a full forward pass's."""
     engine = HFEngine(tiny_model, tokenizer)
     temperature = 0.7
-    out = engine.generate([GenerationRequest(str(i), prompt(tokenizer, "x" * (i + 1)),
-                                             SamplingParams(n=2, temperature=temperature, max_tokens=10, seed=i))
-                           for i in range(3)])
+    out = engine.generate(
+        [
+            GenerationRequest(
+                str(i),
+                prompt(tokenizer, "x" * (i + 1)),
+                SamplingParams(n=2, temperature=temperature, max_tokens=10, seed=i),
+            )
+            for i in range(3)
+        ]
+    )
     ids, mask = pad_right([c.prompt_token_ids + c.token_ids for c in out], tokenizer.pad_token_id)
     with torch.no_grad():
         recomputed, _ = token_logprobs(tiny_model, ids, mask, temperature)
@@ -58,15 +70,18 @@ def test_engine_logprobs_match_trainer_recompute(tiny_model, tokenizer):
 
 def test_greedy_matches_argmax_and_stop_strings(tiny_model, tokenizer):
     engine = HFEngine(tiny_model, tokenizer)
-    greedy = engine.generate([GenerationRequest("g", prompt(tokenizer), SamplingParams(temperature=0.0, max_tokens=8))])[0]
+    greedy = engine.generate(
+        [GenerationRequest("g", prompt(tokenizer), SamplingParams(temperature=0.0, max_tokens=8))]
+    )[0]
     ids = torch.tensor([greedy.prompt_token_ids])
     with torch.no_grad():
         first_token = int(tiny_model(ids).logits[0, -1].argmax())
     assert greedy.token_ids[0] == first_token
     stop = tokenizer.decode(greedy.token_ids[2:4])
     if stop.strip():
-        stopped = engine.generate([GenerationRequest("s", prompt(tokenizer),
-                                                     SamplingParams(temperature=0.0, max_tokens=8, stop=(stop,)))])[0]
+        stopped = engine.generate(
+            [GenerationRequest("s", prompt(tokenizer), SamplingParams(temperature=0.0, max_tokens=8, stop=(stop,)))]
+        )[0]
         assert stopped.finish_reason == "stop"
         assert stop not in stopped.text
         assert len(stopped.token_ids) <= 4

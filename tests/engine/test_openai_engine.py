@@ -60,8 +60,9 @@ def test_token_ids_from_token_id_strings_or_retokenized(server, direct, tokenize
 def test_chat(server, direct, tokenizer):
     messages = [{"role": "user", "content": "Add 2 and 3."}]
     reply = OpenAIEngine(server + "/v1", MODEL).chat(messages, SamplingParams(temperature=0.0, max_tokens=6))
-    want = direct.generate([GenerationRequest("c", prompt(tokenizer, "Add 2 and 3."),
-                                              SamplingParams(temperature=0.0, max_tokens=6))])[0]
+    want = direct.generate(
+        [GenerationRequest("c", prompt(tokenizer, "Add 2 and 3."), SamplingParams(temperature=0.0, max_tokens=6))]
+    )[0]
     assert reply.text == want.text and reply.token_ids == want.token_ids
     assert reply.logprobs == pytest.approx(want.logprobs, abs=1e-6)
     assert reply.prompt_token_ids == want.prompt_token_ids and reply.finish_reason == want.finish_reason
@@ -83,5 +84,7 @@ def test_errors_name_the_url_and_5xx_is_retried(server, tokenizer):
 
 
 def test_update_weights_is_refused(server):
-    with pytest.raises(NotImplementedError, match="the openai backend serves a remote model; weights cannot be updated"):
+    with pytest.raises(
+        NotImplementedError, match="the openai backend serves a remote model; weights cannot be updated"
+    ):
         OpenAIEngine(server, MODEL).update_weights([("w", torch.zeros(1))], version=1)

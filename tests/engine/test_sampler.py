@@ -11,7 +11,7 @@ def test_greedy_rows_take_the_argmax_with_the_untempered_logprob():
     tokens, logprobs = sample(logits, [SamplingParams(temperature=0.0)], [None])
     assert tokens == [1]
     # log softmax at index 1: 2 - log(e^0 + e^2 + e^1)
-    assert math.isclose(logprobs[0], 2 - math.log(1 + math.e ** 2 + math.e), rel_tol=1e-6)
+    assert math.isclose(logprobs[0], 2 - math.log(1 + math.e**2 + math.e), rel_tol=1e-6)
 
 
 def test_top_k_and_top_p_truncate_but_logprobs_do_not():

@@ -75,8 +75,10 @@ def recompute(model, completions, temperature):
 def test_greedy_order_and_logprobs_match_transformers(engine, smollm2):
     _, model, tokenizer = smollm2
     params = SamplingParams(n=2, temperature=0.0, max_tokens=6)
-    requests = [GenerationRequest("a", prompt(tokenizer, "Add 2 and 3."), params),
-                GenerationRequest("b", prompt(tokenizer, "Name a colour."), params)]
+    requests = [
+        GenerationRequest("a", prompt(tokenizer, "Add 2 and 3."), params),
+        GenerationRequest("b", prompt(tokenizer, "Name a colour."), params),
+    ]
     out = engine.generate(requests)
     assert [(c.request_id, c.sample_index) for c in out] == [("a", 0), ("a", 1), ("b", 0), ("b", 1)]
     assert out[0].token_ids == out[1].token_ids and out[2].token_ids == out[3].token_ids
@@ -94,8 +96,11 @@ def test_greedy_order_and_logprobs_match_transformers(engine, smollm2):
 @needs_vllm
 def test_sampled_logprobs_are_temperature_scaled_and_seeded(engine, smollm2):
     _, model, tokenizer = smollm2
-    request = [GenerationRequest("s", prompt(tokenizer, "Tell a story."),
-                                 SamplingParams(n=2, temperature=0.7, max_tokens=6, seed=3))]
+    request = [
+        GenerationRequest(
+            "s", prompt(tokenizer, "Tell a story."), SamplingParams(n=2, temperature=0.7, max_tokens=6, seed=3)
+        )
+    ]
     out = engine.generate(request)
     assert [c.token_ids for c in engine.generate(request)] == [c.token_ids for c in out]
     got, want = recompute(model, out, 0.7)

@@ -19,8 +19,14 @@ needs_bwrap = pytest.mark.skipif(bool(BWRAP_MISSING), reason=str(BWRAP_MISSING))
 
 
 def posttrain(*args, timeout=900):
-    return subprocess.run([sys.executable, "-m", "posttrain.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    return subprocess.run(
+        [sys.executable, "-m", "posttrain.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +88,8 @@ def test_an_eval_over_http_against_an_openai_compatible_server(tmp_path, tokeniz
     pytest.importorskip("fastapi")
     from posttrain.agent.loop import AgentConfig
     from posttrain.agent.policies import ModelPolicy
-    from posttrain.engine.interface import SamplingParams
     from posttrain.engine.factory import engine_for_spec
+    from posttrain.engine.interface import SamplingParams
     from posttrain.evaluate.runner import run_eval
     from posttrain.tasks.harbor import load_harbor_suite
     from tests.openai_test_server import MODEL, running_server
@@ -92,8 +98,17 @@ def test_an_eval_over_http_against_an_openai_compatible_server(tmp_path, tokeniz
     with running_server(tokenizer) as url:
         engine, tok, _ = engine_for_spec(f"openai:{url}#{MODEL}")
         policy = ModelPolicy(engine, tok, SamplingParams(temperature=0.7, max_tokens=12))
-        summary = run_eval(tasks, "model", policy, tok, tmp_path / "http", attempts=2, concurrency=2,
-                           model=f"openai:{url}#{MODEL}", agent_config=AgentConfig(max_steps=2, reply_tokens=12))
+        summary = run_eval(
+            tasks,
+            "model",
+            policy,
+            tok,
+            tmp_path / "http",
+            attempts=2,
+            concurrency=2,
+            model=f"openai:{url}#{MODEL}",
+            agent_config=AgentConfig(max_steps=2, reply_tokens=12),
+        )
     assert summary["n_attempts"] == 4 and summary["pass_at_1"] == 0.0  # random weights
     assert summary["tokens"]["out"] > 0 and summary["failure_modes"]
     row = json.loads((tmp_path / "http" / "results.jsonl").read_text().splitlines()[0])
@@ -103,15 +118,37 @@ def test_an_eval_over_http_against_an_openai_compatible_server(tmp_path, tokeniz
 
 @needs_bwrap
 def test_a_killed_eval_resumes_to_the_same_summary(tmp_path):
-    args = ["eval", "--tasks", str(SUITE), "--names", "hello-file,count-lines,csv-sum-column", "--agent", "model",
-            "--model", "tiny-llama", "--attempts", "2", "--concurrency", "1", "--max-steps", "2",
-            "--reply-tokens", "16", "--seed", "3"]
+    args = [
+        "eval",
+        "--tasks",
+        str(SUITE),
+        "--names",
+        "hello-file,count-lines,csv-sum-column",
+        "--agent",
+        "model",
+        "--model",
+        "tiny-llama",
+        "--attempts",
+        "2",
+        "--concurrency",
+        "1",
+        "--max-steps",
+        "2",
+        "--reply-tokens",
+        "16",
+        "--seed",
+        "3",
+    ]
     whole = tmp_path / "whole"
     assert posttrain(*args, "--out", str(whole)).returncode == 0
     resumed = tmp_path / "resumed"
-    process = subprocess.Popen([sys.executable, "-m", "posttrain.cli", *args, "--out", str(resumed)], cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               env={**os.environ, "OMP_NUM_THREADS": "1"})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "posttrain.cli", *args, "--out", str(resumed)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     results = resumed / "results.jsonl"
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:

@@ -1,8 +1,8 @@
 import pytest
 
+from posttrain.agent.policies import NopPolicy, OraclePolicy
 from posttrain.evaluate.longctx import KINDS, LongContextSpecError, generate_tasks, parse_spec
 from posttrain.evaluate.runner import run_eval
-from posttrain.agent.policies import NopPolicy, OraclePolicy
 from posttrain.tasks.verifiers import score
 
 
@@ -14,8 +14,12 @@ def test_specs():
     spec = parse_spec("longctx:all:1k,32k:3:7")
     assert spec.kinds == KINDS and spec.lengths == (1000, 32000) and spec.count == 3 and spec.seed == 7
     assert parse_spec("longctx:multihop:1m").lengths == (1_000_000,)
-    for bad, message in (("longctx:all", "expected"), ("longctx:needle:1k", "unknown kind"),
-                         ("longctx:all:2m", "from 1k to 1m"), ("longctx:all:lots", "not like")):
+    for bad, message in (
+        ("longctx:all", "expected"),
+        ("longctx:needle:1k", "unknown kind"),
+        ("longctx:all:2m", "from 1k to 1m"),
+        ("longctx:all:lots", "not like"),
+    ):
         with pytest.raises(LongContextSpecError, match=message):
             parse_spec(bad)
 
@@ -65,7 +69,15 @@ def test_a_model_that_cannot_fit_the_prompt_is_a_context_overflow(tokenizer, tin
 
     engine = BuiltinEngine(tiny_model, tokenizer)
     tasks = generate_tasks("longctx:retrieval:1k,4k:1", tokenizer)
-    summary = run_eval(tasks, "model", None, tokenizer, tmp_path / "model", engine=engine,
-                       params=SamplingParams(temperature=0.0, max_tokens=8), max_context_tokens=2048)
+    summary = run_eval(
+        tasks,
+        "model",
+        None,
+        tokenizer,
+        tmp_path / "model",
+        engine=engine,
+        params=SamplingParams(temperature=0.0, max_tokens=8),
+        max_context_tokens=2048,
+    )
     assert summary["failure_modes"].get("context_overflow") == 1  # the 4k task, on a 2k-token model
     assert summary["tokens"]["out"] > 0  # the 1k task ran

@@ -5,14 +5,17 @@ from posttrain.evaluate.metrics import attempt_row, failure_category, pass_at_k,
 from posttrain.tasks.records import Reward
 
 
-@pytest.mark.parametrize("n, c, k, expected", [
-    (5, 2, 1, 0.4),
-    (5, 2, 2, 1 - 3 / 10),            # 1 - C(3,2)/C(5,2)
-    (10, 3, 3, 1 - 35 / 120),         # 1 - C(7,3)/C(10,3)
-    (5, 0, 3, 0.0),
-    (5, 5, 1, 1.0),
-    (4, 2, 3, 1.0),                   # fewer failures than k: some draw always passes
-])
+@pytest.mark.parametrize(
+    "n, c, k, expected",
+    [
+        (5, 2, 1, 0.4),
+        (5, 2, 2, 1 - 3 / 10),  # 1 - C(3,2)/C(5,2)
+        (10, 3, 3, 1 - 35 / 120),  # 1 - C(7,3)/C(10,3)
+        (5, 0, 3, 0.0),
+        (5, 5, 1, 1.0),
+        (4, 2, 3, 1.0),  # fewer failures than k: some draw always passes
+    ],
+)
 def test_pass_at_k_is_the_unbiased_estimator(n, c, k, expected):
     assert pass_at_k(n, c, k) == pytest.approx(expected)
 
@@ -34,18 +37,21 @@ def trajectory(passed=False, mode=None, stop="finish", errors=()):
     return t
 
 
-@pytest.mark.parametrize("mode, errors, expected", [
-    ("timeout", (), "agent_timeout"),
-    ("max_steps", (), "budget_exhausted"),
-    ("cost", (), "budget_exhausted"),
-    ("verifier_timeout", (), "verifier_timeout"),
-    ("verifier_error", (), "verifier_failed"),
-    ("context_overflow", (), "context_overflow"),
-    ("sandbox_died", (), "sandbox_error"),
-    ("policy_error", (), "engine_error"),
-    ("wrong_answer", ("nonzero_exit", "timeout", None), "tool_errors"),
-    ("wrong_answer", ("nonzero_exit", None, None), "wrong_answer"),
-])
+@pytest.mark.parametrize(
+    "mode, errors, expected",
+    [
+        ("timeout", (), "agent_timeout"),
+        ("max_steps", (), "budget_exhausted"),
+        ("cost", (), "budget_exhausted"),
+        ("verifier_timeout", (), "verifier_timeout"),
+        ("verifier_error", (), "verifier_failed"),
+        ("context_overflow", (), "context_overflow"),
+        ("sandbox_died", (), "sandbox_error"),
+        ("policy_error", (), "engine_error"),
+        ("wrong_answer", ("nonzero_exit", "timeout", None), "tool_errors"),
+        ("wrong_answer", ("nonzero_exit", None, None), "wrong_answer"),
+    ],
+)
 def test_failure_categories(mode, errors, expected):
     assert failure_category(trajectory(mode=mode, errors=errors)) == expected
     assert failure_category(trajectory(passed=True)) is None
@@ -62,8 +68,16 @@ def test_summary_from_rows():
     for task, outcomes in (("a", [True, False, True, False]), ("b", [False] * 4), ("c", [True] * 4)):
         for attempt, passed in enumerate(outcomes):
             t = trajectory(passed=passed, mode=None if passed else "max_steps", errors=(None,))
-            rows.append(attempt_row(task, attempt, "cat1" if task != "c" else "cat2", t, f"{task}.json",
-                                    {"prompt": 1.0, "completion": 2.0}))
+            rows.append(
+                attempt_row(
+                    task,
+                    attempt,
+                    "cat1" if task != "c" else "cat2",
+                    t,
+                    f"{task}.json",
+                    {"prompt": 1.0, "completion": 2.0},
+                )
+            )
     summary = summarize(rows, ks=[1, 2, 4])
     assert summary["n_tasks"] == 3 and summary["n_attempts"] == 12
     assert summary["pass_at_1"] == pytest.approx((0.5 + 0 + 1) / 3)

@@ -36,4 +36,4 @@ def test_smollm2_converts_once_and_loads_as_a_plain_hf_directory(tmp_path):
     with torch.no_grad():
         assert torch.allclose(model(ids).logits, reloaded(ids).logits)
         greedy = model.generate(ids, max_new_tokens=3, do_sample=False)
-    assert "Paris" in tokenizer.decode(greedy[0, ids.shape[1]:])
+    assert "Paris" in tokenizer.decode(greedy[0, ids.shape[1] :])

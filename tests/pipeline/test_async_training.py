@@ -39,8 +39,11 @@ def test_async_trains_every_stream_slot_once_within_the_bound(tmp_path, tiny_con
     assert all(r["staleness_max"] <= r["max_staleness"] == 1 for r in got)
     assert all(0.0 <= r["trainer_idle_frac"] <= 1.0 and 0.0 <= r["rollout_idle_frac"] <= 1.0 for r in got)
     assert all(max(r["staleness"]) == 0 for r in records(tmp_path / "sync"))  # sync is eta = 0
-    rows = sqlite3.connect(tmp_path / "async" / "trajectories.sqlite").execute(
-        "SELECT step, policy_version FROM trajectories").fetchall()
+    rows = (
+        sqlite3.connect(tmp_path / "async" / "trajectories.sqlite")
+        .execute("SELECT step, policy_version FROM trajectories")
+        .fetchall()
+    )
     assert len(rows) == 6 * 3 * 2 and all(step - 1 - version <= 1 for step, version in rows)
     assert summary["pipeline"]["mode"] == "async" and summary["pipeline"]["scheduler"]["failed"] == 0
     status = json.loads((tmp_path / "async" / "scheduler.json").read_text())

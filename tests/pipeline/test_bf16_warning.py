@@ -16,8 +16,13 @@ warn_if_bf16_is_emulated(config)
 
 
 def test_bf16_settings_are_named_in_a_warning_with_avx2_kernels():
-    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300,
-                            env={**os.environ, **AVX2_ONLY, "COLUMNS": "300"})
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **AVX2_ONLY, "COLUMNS": "300"},
+    )
     assert result.returncode == 0, result.stderr
     assert "warning: [optim] bf16_autocast: bf16 is emulated on this CPU" in result.stderr
     assert 'warning: [model] dtype = "bfloat16": bf16 is emulated' in result.stderr

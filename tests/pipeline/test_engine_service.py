@@ -24,9 +24,14 @@ def prompt(tokenizer, text):
 
 
 def requests(tokenizer, n_prompts=4, max_tokens=8, n=2):
-    return [GenerationRequest(f"r{i}", prompt(tokenizer, f"question {i} " * (i + 1)),
-                              SamplingParams(n=n, temperature=1.0, max_tokens=max_tokens, seed=10 + i))
-            for i in range(n_prompts)]
+    return [
+        GenerationRequest(
+            f"r{i}",
+            prompt(tokenizer, f"question {i} " * (i + 1)),
+            SamplingParams(n=n, temperature=1.0, max_tokens=max_tokens, seed=10 + i),
+        )
+        for i in range(n_prompts)
+    ]
 
 
 @pytest.fixture
@@ -58,8 +63,9 @@ def test_concurrent_callers_get_what_one_direct_call_gives(serve, tiny_model, to
     for t in threads:
         t.join(timeout=60)
     flat = [c for part in got for c in part]
-    assert [(c.request_id, c.token_ids, c.logprobs) for c in flat] == \
-        [(c.request_id, c.token_ids, c.logprobs) for c in reference]
+    assert [(c.request_id, c.token_ids, c.logprobs) for c in flat] == [
+        (c.request_id, c.token_ids, c.logprobs) for c in reference
+    ]
 
 
 def _perturbed(model):
@@ -67,8 +73,11 @@ def _perturbed(model):
 
 
 def _update_mid_generation(server, tokenizer, model):
-    long = GenerationRequest("long", prompt(tokenizer, "tell a story"),
-                             SamplingParams(n=1, temperature=1.0, max_tokens=40, seed=1, stop_token_ids=()))
+    long = GenerationRequest(
+        "long",
+        prompt(tokenizer, "tell a story"),
+        SamplingParams(n=1, temperature=1.0, max_tokens=40, seed=1, stop_token_ids=()),
+    )
     server.engine.eos_token_ids = set()  # run to max_tokens
     call = server.submit([long])
     deadline = time.monotonic() + 30
@@ -99,7 +108,8 @@ def _caller(address, authkey, prompt_ids, ready):
 
     ready.set()
     EngineClient(address, authkey).generate(
-        [GenerationRequest("x", prompt_ids, SamplingParams(n=4, temperature=1.0, max_tokens=2000, seed=0))])
+        [GenerationRequest("x", prompt_ids, SamplingParams(n=4, temperature=1.0, max_tokens=2000, seed=0))]
+    )
 
 
 def test_a_caller_that_dies_has_its_generations_aborted(serve, tokenizer):

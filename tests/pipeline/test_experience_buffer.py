@@ -8,8 +8,10 @@ from posttrain.tasks.records import Reward, Task
 
 def group(task_id, *token_versions):
     task = Task(id=task_id, domain="d", instruction="q", verifier="exact", answer="a")
-    completions = [Completion("r", i, [1], [5] * len(v), [-0.1] * len(v), "stop", "x", v[0], list(v))
-                   for i, v in enumerate(token_versions)]
+    completions = [
+        Completion("r", i, [1], [5] * len(v), [-0.1] * len(v), "stop", "x", v[0], list(v))
+        for i, v in enumerate(token_versions)
+    ]
     return RolloutGroup(task, completions, [Reward(value=0.0, passed=False)] * len(completions))
 
 

@@ -17,15 +17,26 @@ CLI = [sys.executable, "-m", "posttrain.cli"]
 @pytest.mark.slow
 def test_worker_deaths_and_engine_errors_do_not_stop_the_run(tmp_path, tiny_config):
     config = tiny_config(steps=8, checkpoint_every=4)
-    config.write_text('mode = "async"\n' + config.read_text().replace("max_new_tokens = 4", "max_new_tokens = 16")
-                      + '\n[async]\nmax_staleness = 1\n'
-                      + '[scheduler]\nworker_kind = "process"\nworkers = 3\nbackoff_s = 0.05\n')
+    config.write_text(
+        'mode = "async"\n'
+        + config.read_text().replace("max_new_tokens = 4", "max_new_tokens = 16")
+        + "\n[async]\nmax_staleness = 1\n"
+        + '[scheduler]\nworker_kind = "process"\nworkers = 3\nbackoff_s = 0.05\n'
+    )
     run_dir = tmp_path / "run"
-    env = {**os.environ, "OMP_NUM_THREADS": "1",
-           "POSTTRAIN_FAULTS": "die:rollout_job@2,raise:engine_step@60",
-           "POSTTRAIN_FAULTS_ONCE": str(tmp_path / "faults-fired")}
-    proc = subprocess.Popen(CLI + ["train", str(config), "--out", str(run_dir)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "POSTTRAIN_FAULTS": "die:rollout_job@2,raise:engine_step@60",
+        "POSTTRAIN_FAULTS_ONCE": str(tmp_path / "faults-fired"),
+    }
+    proc = subprocess.Popen(
+        CLI + ["train", str(config), "--out", str(run_dir)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     victim = None
     deadline = time.monotonic() + 300
     while victim is None:  # kill a worker process that is running a rollout

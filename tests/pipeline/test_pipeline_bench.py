@@ -22,11 +22,38 @@ def test_environment_time_is_heavy_tailed_and_fixed_per_slot():
 def test_bench_runs_both_modes_and_reports_the_comparison(tmp_path):
     out = tmp_path / "bench.json"
     done = subprocess.run(
-        [sys.executable, "-m", "posttrain.cli", "pipeline", "bench", "--model", "tiny-llama", "--steps", "4",
-         "--heldout", "2", "--prompts", "3", "--group-size", "2", "--max-new-tokens", "8",
-         "--env-median-s", "0.2", "--env-sigma", "1.0",
-         "--runs", str(tmp_path / "runs"), "--out", str(out)],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        [
+            sys.executable,
+            "-m",
+            "posttrain.cli",
+            "pipeline",
+            "bench",
+            "--model",
+            "tiny-llama",
+            "--steps",
+            "4",
+            "--heldout",
+            "2",
+            "--prompts",
+            "3",
+            "--group-size",
+            "2",
+            "--max-new-tokens",
+            "8",
+            "--env-median-s",
+            "0.2",
+            "--env-sigma",
+            "1.0",
+            "--runs",
+            str(tmp_path / "runs"),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
     assert json.loads(done.stdout) == report
@@ -42,4 +69,6 @@ def test_bench_runs_both_modes_and_reports_the_comparison(tmp_path):
     assert env["groups"] == 4 * 3 and 0 < env["p50_s"] <= env["p90_s"] <= env["max_s"] <= 30
     # a synchronous step waits for its slowest group's environment time at least
     assert report["sync"]["train_loop_s"] >= 4 * env["slowest_group_per_step_mean_s"]
-    assert (tmp_path / "runs" / "sync" / "summary.json").is_file() and (tmp_path / "runs" / "async" / "summary.json").is_file()
+    assert (tmp_path / "runs" / "sync" / "summary.json").is_file() and (
+        tmp_path / "runs" / "async" / "summary.json"
+    ).is_file()

@@ -13,9 +13,14 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed (make se
 
 def trained(run):
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-    rows = sqlite3.connect(run / "trajectories.sqlite").execute(
-        "SELECT step, task_id, sample_index, completion_token_ids, reward FROM trajectories "
-        "WHERE phase = 'train' ORDER BY step, task_id, sample_index").fetchall()
+    rows = (
+        sqlite3.connect(run / "trajectories.sqlite")
+        .execute(
+            "SELECT step, task_id, sample_index, completion_token_ids, reward FROM trajectories "
+            "WHERE phase = 'train' ORDER BY step, task_id, sample_index"
+        )
+        .fetchall()
+    )
     return [r["task_ids"] for r in records], rows
 
 

@@ -22,8 +22,9 @@ def controller(tiny_config, tiny_model, tokenizer):
     server = EngineServer(BuiltinEngine(tiny_model, tokenizer))
     executor = make_executor(run_rollout_job, workers=3)
     plan = RolloutPlan(sampling_params(config), config.seed, 3, "tiny-llama", None, None)
-    made = RolloutController(plan, build_mixture(config, path.parent), executor, server.client(),
-                             max_staleness=1, last_step=4)
+    made = RolloutController(
+        plan, build_mixture(config, path.parent), executor, server.client(), max_staleness=1, last_step=4
+    )
     made.server = server
     yield made
     executor.shutdown()
@@ -64,8 +65,9 @@ def test_state_round_trip_requeues_what_was_in_flight(controller):
     assert saved.isdisjoint(trained) and len(saved) == 3 and state["admitted_through"] == 2
     executor = make_executor(run_rollout_job, workers=2)  # a resumed run has a fresh scheduler
     try:
-        restored = RolloutController(controller.plan, controller.mixture, executor, controller.engine,
-                                     max_staleness=1, last_step=4)
+        restored = RolloutController(
+            controller.plan, controller.mixture, executor, controller.engine, max_staleness=1, last_step=4
+        )
         restored.load_state_dict(state)
         assert restored.counters.requeued_on_resume == sum(s["in_flight"] for s in state["slots"])
         got = restored.next_batch(0)

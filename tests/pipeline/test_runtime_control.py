@@ -30,8 +30,9 @@ def test_weights_and_workers_change_while_the_run_goes(tmp_path, tiny_config):
     runner = CliRunner()
     bad = runner.invoke(app, ["pipeline", "set", str(run_dir), "--weight", "nope=2"])
     assert bad.exit_code == 2 and "no domain named nope" in bad.output
-    done = runner.invoke(app, ["pipeline", "set", str(run_dir), "--weight", "add=1000", "--weight", "count=0.001",
-                               "--workers", "2"])
+    done = runner.invoke(
+        app, ["pipeline", "set", str(run_dir), "--weight", "add=1000", "--weight", "count=0.001", "--workers", "2"]
+    )
     assert done.exit_code == 0, done.output
     worker.join(timeout=300)
     assert "summary" in outcome
@@ -42,13 +43,12 @@ def test_weights_and_workers_change_while_the_run_goes(tmp_path, tiny_config):
     assert all(r["domain_weights"] == {"add": 1000.0, "count": 0.001} for r in records if r["step"] >= applied)
     assert all(r["scheduler/workers"] == 2 for r in records if r["step"] >= applied)
     # stream steps drawn after the change (beyond the eta + 1 already admitted) are all `add`
-    later = [t for r in records for s, t in zip(r["stream_slots"], r["task_ids"])
-             if int(s.split(":")[0]) > applied + 1]
+    later = [t for r in records for s, t in zip(r["stream_slots"], r["task_ids"]) if int(s.split(":")[0]) > applied + 1]
     assert later and all(t.startswith("add/") for t in later)
     earlier = [t for r in records for s, t in zip(r["stream_slots"], r["task_ids"]) if int(s.split(":")[0]) <= 2]
     assert any(t.startswith("count/") for t in earlier)  # steps 1-2, drawn before any change
 
     shown = runner.invoke(app, ["pipeline", "status", str(run_dir)])
     assert shown.exit_code == 0 and "workers" in shown.output
-    status = json.loads(shown.stdout[shown.stdout.index("{"):])
+    status = json.loads(shown.stdout[shown.stdout.index("{") :])
     assert status["executor"]["weights"] == {"add": 1000.0, "count": 0.001}

@@ -26,11 +26,12 @@ class Finishes(Policy):
 
 
 def episodes(task, policy, tokenizer):
-    return EpisodeGroup(task, run_episodes([task, task], policy, tokenizer,
-                                           AgentConfig(retry_backoff_s=0.01, tool_retries=1)))
+    return EpisodeGroup(
+        task, run_episodes([task, task], policy, tokenizer, AgentConfig(retry_backoff_s=0.01, tool_retries=1))
+    )
 
 
-def test_a_dead_sandbox_fails_the_rollout_and_the_scheduler_retries_it(good_file_task, tokenizer):
+def test_a_dead_sandbox_fails_the_rollout_and_the_scheduler_retries_it(good_file_task, tokenizer):  # noqa: F811
     died = episodes(good_file_task, KillsItsSandbox(), tokenizer)
     with pytest.raises(SandboxDied, match="a sandbox died mid-episode"):
         raise_if_sandbox_died(died)

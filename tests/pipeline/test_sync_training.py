@@ -18,13 +18,26 @@ def test_training_run_writes_the_run_directory(tmp_path, tiny_config):
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in records] == [1, 2, 3]
     for r in records:
-        for key in ("reward_mean", "loss", "kl", "clip_fraction", "entropy", "grad_norm", "tokens_per_s",
-                    "step_s", "logprob_mismatch_max"):
+        for key in (
+            "reward_mean",
+            "loss",
+            "kl",
+            "clip_fraction",
+            "entropy",
+            "grad_norm",
+            "tokens_per_s",
+            "step_s",
+            "logprob_mismatch_max",
+        ):
             assert key in r, key
         sampled = {task_id.split("/")[0] for task_id in r["task_ids"]}
         assert {k.removeprefix("reward/") for k in r if k.startswith("reward/")} == sampled
         assert r["logprob_mismatch_max"] < 1e-4
-    rows = sqlite3.connect(out / "trajectories.sqlite").execute("SELECT COUNT(*), MIN(step), MAX(step) FROM trajectories").fetchone()
+    rows = (
+        sqlite3.connect(out / "trajectories.sqlite")
+        .execute("SELECT COUNT(*), MIN(step), MAX(step) FROM trajectories")
+        .fetchone()
+    )
     assert rows == (3 * 3 * 2, 1, 3)
     assert summary["n_heldout"] == 8 and summary["steps"] == 3
     assert summary["delta_ci95"][0] <= summary["delta"] <= summary["delta_ci95"][1]

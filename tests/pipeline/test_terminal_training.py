@@ -57,8 +57,11 @@ def test_two_steps_of_multi_turn_grpo(tmp_path):
         else:  # where the engine's start-up probe found this CPU's kernels round some rows differently
             assert record["logprob_mismatch_max"] < 1e-4
         assert record["train_tokens"] > 0
-    rows = sqlite3.connect(tmp_path / "run" / "trajectories.sqlite").execute(
-        "SELECT task_id, finish_reason, details FROM trajectories").fetchall()
+    rows = (
+        sqlite3.connect(tmp_path / "run" / "trajectories.sqlite")
+        .execute("SELECT task_id, finish_reason, details FROM trajectories")
+        .fetchall()
+    )
     assert len(rows) == 2 * 2
     details = json.loads(rows[0][2])
     assert details["summary"]["turns"] >= 1 and details["turns"][0]["tool_calls"]

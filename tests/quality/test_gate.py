@@ -42,9 +42,20 @@ def test_training_config_quarantine_removes_tasks_from_terminal_domains(tmp_path
     from posttrain.pipeline.build import build_mixture
 
     write_quarantine(tmp_path / "q.txt", [("hello-file", "exploitable", "probe:reward_file")])
-    config = parse_config({"quarantine": "q.txt", "domains": [
-        {"name": "term", "kind": "terminal", "source": f"harbor:{SUITE}", "names": ["hello-file", "count-lines"],
-         "heldout": 0}]})
+    config = parse_config(
+        {
+            "quarantine": "q.txt",
+            "domains": [
+                {
+                    "name": "term",
+                    "kind": "terminal",
+                    "source": f"harbor:{SUITE}",
+                    "names": ["hello-file", "count-lines"],
+                    "heldout": 0,
+                }
+            ],
+        }
+    )
     lines: list[str] = []
     mixture = build_mixture(config, tmp_path, log=lines.append)
     assert [t.id for t in mixture.domains["term"].source.tasks] == ["count-lines"]
@@ -59,22 +70,54 @@ def test_quality_gate_true_inspects_before_training(tmp_path):
     from posttrain.config import parse_config
     from posttrain.pipeline.build import build_mixture
 
-    config = parse_config({"quality_gate": True, "domains": [
-        {"name": "term", "kind": "terminal", "source": f"harbor:{CORPUS}", "heldout": 0,
-         "names": ["ok-sum-bash", "broken-always-passes", "exploit-reward-file-stale"]}]})
+    config = parse_config(
+        {
+            "quality_gate": True,
+            "domains": [
+                {
+                    "name": "term",
+                    "kind": "terminal",
+                    "source": f"harbor:{CORPUS}",
+                    "heldout": 0,
+                    "names": ["ok-sum-bash", "broken-always-passes", "exploit-reward-file-stale"],
+                }
+            ],
+        }
+    )
     mixture = build_mixture(config, tmp_path, quality_dir=tmp_path / "quality", log=lambda line: None)
     assert [t.id for t in mixture.domains["term"].source.tasks] == ["ok-sum-bash"]
     report = json.loads((tmp_path / "quality" / "term" / "report.json").read_text())
     assert {t["id"]: t["verdict"] for t in report["tasks"]} == {
-        "ok-sum-bash": "ok", "broken-always-passes": "broken_verifier", "exploit-reward-file-stale": "exploitable"}
+        "ok-sum-bash": "ok",
+        "broken-always-passes": "broken_verifier",
+        "exploit-reward-file-stale": "exploitable",
+    }
 
 
 @pytest.mark.timeout(300)
 def test_eval_with_quarantine_skips_and_logs(tmp_path):
     (tmp_path / "q.txt").write_text("hello-file\tbroken_verifier: planted for this test\n")
-    result = subprocess.run([sys.executable, "-m", "posttrain.cli", "eval", "--tasks", str(SUITE), "--names",
-                             "hello-file,count-lines", "--agent", "oracle", "--out", str(tmp_path / "run"),
-                             "--quarantine", str(tmp_path / "q.txt")], capture_output=True, text=True, timeout=280)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "posttrain.cli",
+            "eval",
+            "--tasks",
+            str(SUITE),
+            "--names",
+            "hello-file,count-lines",
+            "--agent",
+            "oracle",
+            "--out",
+            str(tmp_path / "run"),
+            "--quarantine",
+            str(tmp_path / "q.txt"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     logged = result.stdout + result.stderr
     assert "skipping 1 of 2" in logged and "planted for this test" in logged

@@ -13,8 +13,12 @@ CORPUS = Path(__file__).parent / "corpus"
 
 
 def inspect(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "posttrain.cli", "inspect", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "posttrain.cli", "inspect", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 class _Ids(HTMLParser):
@@ -42,9 +46,13 @@ def test_cli_writes_report_quarantine_and_html(tmp_path):
         (suite / name).symlink_to(CORPUS / name)
     result = inspect(suite, "--out", tmp_path / "out", "--repeats", "2", "--no-cache")
     assert result.returncode == 0, result.stderr[-2000:]
-    summary = json.loads(result.stdout[result.stdout.index("{"):])
-    assert summary["quarantined"] == 3 and summary["verdicts"] == {"ok": 1, "broken_verifier": 1, "invalid": 1,
-                                                                   "unhealthy": 1}
+    summary = json.loads(result.stdout[result.stdout.index("{") :])
+    assert summary["quarantined"] == 3 and summary["verdicts"] == {
+        "ok": 1,
+        "broken_verifier": 1,
+        "invalid": 1,
+        "unhealthy": 1,
+    }
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     verdicts = {t["id"]: t["verdict"] for t in report["tasks"]}
     assert verdicts["ok-sum-bash"] == "ok" and verdicts["invalid-no-test-sh"] == "invalid"
@@ -55,7 +63,10 @@ def test_cli_writes_report_quarantine_and_html(tmp_path):
     assert run["steps"][0]["exit_code"] == 0 and run["duration_s"] > 0
     quarantine = (tmp_path / "out" / "quarantine.txt").read_text().splitlines()
     assert sorted(line.split("\t")[0] for line in quarantine if not line.startswith("#")) == [
-        "broken-always-passes", "invalid-no-test-sh", "unhealthy-build-fails"]
+        "broken-always-passes",
+        "invalid-no-test-sh",
+        "unhealthy-build-fails",
+    ]
     assert "| broken-always-passes | broken_verifier |" in (tmp_path / "out" / "report.md").read_text()
     page = _Ids()
     page.feed((tmp_path / "out" / "report.html").read_text())
@@ -88,10 +99,20 @@ def test_signal_check_marks_tasks_an_untrained_policy_never_solves(tmp_path):
     from posttrain.quality.inspector import InspectOptions
 
     dirs = [CORPUS / "ok-sum-bash", CORPUS / "ok-pytest-system-mode"]
-    report = run_inspection(CORPUS, tmp_path, InspectOptions(repeats=1, probes=(), concurrency=4),
-                            policy="tiny-llama", samples=2, policy_max_steps=2, policy_reply_tokens=16, dirs=dirs)
-    assert {t["id"]: t["verdict"] for t in report["tasks"]} == {"ok-sum-bash": "no_signal",
-                                                                "ok-pytest-system-mode": "no_signal"}
+    report = run_inspection(
+        CORPUS,
+        tmp_path,
+        InspectOptions(repeats=1, probes=(), concurrency=4),
+        policy="tiny-llama",
+        samples=2,
+        policy_max_steps=2,
+        policy_reply_tokens=16,
+        dirs=dirs,
+    )
+    assert {t["id"]: t["verdict"] for t in report["tasks"]} == {
+        "ok-sum-bash": "no_signal",
+        "ok-pytest-system-mode": "no_signal",
+    }
     signal = next(c for c in report["tasks"][0]["checks"] if c["name"] == "signal")
     assert signal["evidence"] == {"passed": 0, "samples": 2} and "too hard" in signal["summary"]
     assert report["difficulty_histogram"]["counts"][0] == 2

@@ -41,14 +41,17 @@ def test_unchanged_task_reuses_its_stored_inspection_and_a_change_does_not(tmp_p
     assert fresh.verdict == "ok" and fresh.cached_from is None
     reused = _inspect(task, cache)
     assert reused.verdict == "ok" and reused.cached_from is not None
-    assert [c.to_dict() for c in reused.checks] == json.loads(json.dumps([c.to_dict() for c in fresh.checks],
-                                                                         default=str))
+    assert [c.to_dict() for c in reused.checks] == json.loads(
+        json.dumps([c.to_dict() for c in fresh.checks], default=str)
+    )
 
     assert _inspect(task, cache, repeats=2).cached_from is None  # other options, another inspection
     assert _inspect(task, cache, use_cache=False).cached_from is None
 
     # the verifier now passes whatever happened: the edited task is inspected again and caught
-    (task / "tests" / "test.sh").write_text("#!/bin/bash\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n")
+    (task / "tests" / "test.sh").write_text(
+        "#!/bin/bash\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n"
+    )
     edited = _inspect(task, cache)
     assert edited.cached_from is None and edited.verdict == "broken_verifier"
     assert _inspect(task, cache).verdict == "broken_verifier"
@@ -72,9 +75,25 @@ def test_cli_reports_reused_tasks_and_no_cache_inspects_anew(tmp_path):
     shutil.copytree(CORPUS / "ok-sum-bash", suite / "ok-sum-bash")
 
     def run(*extra):
-        result = subprocess.run([sys.executable, "-m", "posttrain.cli", "inspect", str(suite), "--out",
-                                 str(tmp_path / "out"), "--repeats", "1", "--cache-dir", str(tmp_path / "cache"), *extra],
-                                capture_output=True, text=True, timeout=280)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "posttrain.cli",
+                "inspect",
+                str(suite),
+                "--out",
+                str(tmp_path / "out"),
+                "--repeats",
+                "1",
+                "--cache-dir",
+                str(tmp_path / "cache"),
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=280,
+        )
         assert result.returncode == 0, result.stderr[-2000:]
         return json.loads((tmp_path / "out" / "report.json").read_text())["summary"]
 

@@ -2,8 +2,8 @@
 
 import textwrap
 
-from posttrain.quality.dockerfiles import parsed_dockerfile
 from posttrain.quality import lint
+from posttrain.quality.dockerfiles import parsed_dockerfile
 from posttrain.tasks.records import Task
 
 
@@ -21,23 +21,37 @@ def test_a_platform_flag_before_a_tagged_image_is_pinned(tmp_path):
 
 
 def test_a_requirements_file_is_not_an_unpinned_package(tmp_path):
-    df = dockerfile(tmp_path, """
+    df = dockerfile(
+        tmp_path,
+        """
         FROM python:3.11-slim
         RUN pip install --no-cache-dir -r requirements.txt \\
             && pip install -c constraints.txt flask==3.0.0 requests
-    """)
+    """,
+    )
     assert lint.unpinned(df, "pip install -r /tests/requirements.txt pytest\n") == [
-        "Dockerfile: requests has no pinned version", "tests/test.sh: pytest has no pinned version"]
+        "Dockerfile: requests has no pinned version",
+        "tests/test.sh: pytest has no pinned version",
+    ]
 
 
 def test_only_copies_of_the_tests_or_solution_are_flagged(tmp_path):
-    df = dockerfile(tmp_path, """
+    df = dockerfile(
+        tmp_path,
+        """
         FROM debian:bookworm-slim
         # COPY tests/ /tests/ in a comment is no copy
         COPY app/ /app/
         COPY --chmod=755 tests/ /tests/
         RUN echo "COPY solution/ /app/" > /app/notes.txt
-    """)
-    task = Task(id="t", domain="d", instruction="x", kind="terminal", verifier="harbor",
-                metadata={"tests_dir": str(tmp_path / "no-tests")})
+    """,
+    )
+    task = Task(
+        id="t",
+        domain="d",
+        instruction="x",
+        kind="terminal",
+        verifier="harbor",
+        metadata={"tests_dir": str(tmp_path / "no-tests")},
+    )
     assert lint.tests_in_image(task, None, df) == ["Dockerfile: COPY --chmod=755 tests/ /tests/"]

@@ -8,8 +8,10 @@ from posttrain.quality.task_paths import instruction_paths
 
 
 def test_instruction_paths_finds_outputs_but_not_the_harness_directories():
-    text = "Read `/app/data/in.csv` and write the total to /app/total.txt. Also create report.json. " \
-           "Tests live in /tests/test_x.py; logs in /logs/verifier/. Version 1.2.3 is fine."
+    text = (
+        "Read `/app/data/in.csv` and write the total to /app/total.txt. Also create report.json. "
+        "Tests live in /tests/test_x.py; logs in /logs/verifier/. Version 1.2.3 is fine."
+    )
     assert instruction_paths(text) == ["/app/data/in.csv", "/app/total.txt", "/app/report.json"]
 
 
@@ -19,8 +21,10 @@ def test_literals_are_read_next_to_the_output_they_check():
 
 
 def test_contained_literals_are_grep_patterns_and_in_checks_on_the_output():
-    shell = ("grep -qF 'a.b*' /app/out.txt && grep -E '^[0-9]+$' /app/out.txt\n"
-             'grep -q "^total: 5$" /app/out.txt; grep -c foo /app/other.txt\n')
+    shell = (
+        "grep -qF 'a.b*' /app/out.txt && grep -E '^[0-9]+$' /app/out.txt\n"
+        'grep -q "^total: 5$" /app/out.txt; grep -c foo /app/other.txt\n'
+    )
     # -F keeps the text as it is; a regex with syntax is left out; anchors go; other files are not read
     assert contained_literals(shell, "out.txt") == ["a.b*", "total: 5"]
     python = "text = open('/app/report.md').read()\nassert 'Summary' in text\nassert \"rows: 3\" in text\n"
@@ -28,7 +32,9 @@ def test_contained_literals_are_grep_patterns_and_in_checks_on_the_output():
 
 
 def test_printed_literals_are_what_programs_print_without_placeholders():
-    code = "print('migration applied')\necho \"backup done: $n files\"\nlogger.info(\"ready now\")\nprint(f'{x} rows')\n"
+    code = (
+        "print('migration applied')\necho \"backup done: $n files\"\nlogger.info(\"ready now\")\nprint(f'{x} rows')\n"
+    )
     found = [m.group(1) or m.group(2) for m in PRINTED.finditer(code)]
     assert found == ["migration applied", "ready now"]
 
@@ -47,7 +53,10 @@ def test_values_assigned_to_the_outputs_name_or_an_answer_are_found():
 def test_tests_that_put_directories_on_path_or_source_files_are_recognised():
     text = 'export PATH="/app/tools:$PATH"\nos.environ["PATH"] = "/opt/x/bin:" + p\nexport PYTHONPATH=/app/lib\n'
     assert [m.groups() for m in PATH_SET.finditer(text)] == [
-        ("PATH", "/app/tools:$PATH"), ("PATH", "/opt/x/bin:"), ("PYTHONPATH", "/app/lib")]
+        ("PATH", "/app/tools:$PATH"),
+        ("PATH", "/opt/x/bin:"),
+        ("PYTHONPATH", "/app/lib"),
+    ]
     assert EVALUATES_TEXT.search(". /app/build.conf 2>/dev/null\n")
     assert EVALUATES_TEXT.search("if true; then source ~/env.sh; fi\n")
     assert not EVALUATES_TEXT.search("source /tests/lib.sh\ncp a.b c\n")
@@ -64,8 +73,19 @@ def test_neutered_tests_keep_their_names_and_pass():
 
 
 def test_test_file_names():
-    assert all(TEST_FILE.match(n) for n in ("test_calc.py", "calc_test.py", "run_tests.sh", "app.spec.js", "grade.py",
-                                            "check_output.sh", "run_checks.py", "tests.py"))
+    assert all(
+        TEST_FILE.match(n)
+        for n in (
+            "test_calc.py",
+            "calc_test.py",
+            "run_tests.sh",
+            "app.spec.js",
+            "grade.py",
+            "check_output.sh",
+            "run_checks.py",
+            "tests.py",
+        )
+    )
     assert not any(TEST_FILE.match(n) for n in ("calc.py", "conftest.py", "latest.txt"))
 
 
@@ -79,7 +99,9 @@ def test_neutered_shell_helpers_succeed_sourced_or_run(tmp_path):
     import subprocess
 
     helper = tmp_path / "assert.sh"
-    helper.write_text(neutered_shell('assert_eq() { [ "$1" = "$2" ]; }\nfunction check_file {\n  test -s "$1"\n}\nexit 1\n'))
-    sourced = f'. {helper}; assert_eq 1 2 && check_file /nonexistent && echo reached'
+    helper.write_text(
+        neutered_shell('assert_eq() { [ "$1" = "$2" ]; }\nfunction check_file {\n  test -s "$1"\n}\nexit 1\n')
+    )
+    sourced = f". {helper}; assert_eq 1 2 && check_file /nonexistent && echo reached"
     assert subprocess.run(["bash", "-c", sourced], capture_output=True, text=True).stdout == "reached\n"
     assert subprocess.run(["sh", str(helper)]).returncode == 0

@@ -9,9 +9,17 @@ from posttrain.tasks.records import Limits, Task
 def task(solution="/nonexistent/solution", allow_network=False) -> Task:
     from posttrain.tasks.records import Environment
 
-    return Task(id="t", domain="d", instruction="x", kind="terminal", verifier="harbor", solution=solution,
-                environment=Environment(allow_network=allow_network), limits=Limits(agent_timeout_s=5, memory_mb=64),
-                metadata={"tests_dir": "/nonexistent/tests"})
+    return Task(
+        id="t",
+        domain="d",
+        instruction="x",
+        kind="terminal",
+        verifier="harbor",
+        solution=solution,
+        environment=Environment(allow_network=allow_network),
+        limits=Limits(agent_timeout_s=5, memory_mb=64),
+        metadata={"tests_dir": "/nonexistent/tests"},
+    )
 
 
 def trial(passed: bool, reward=None, steps=(), **verifier) -> Trial:
@@ -20,8 +28,11 @@ def trial(passed: bool, reward=None, steps=(), **verifier) -> Trial:
 
 
 def test_the_most_fundamental_failure_wins():
-    checks = [Check("a", "probe", FAIL, "hack", "exploitable"), Check("b", "execution", FAIL, "fails", "unsolvable"),
-              Check("c", "environment", PASS, "ok")]
+    checks = [
+        Check("a", "probe", FAIL, "hack", "exploitable"),
+        Check("b", "execution", FAIL, "fails", "unsolvable"),
+        Check("c", "environment", PASS, "ok"),
+    ]
     assert decide(checks) == ("unsolvable", "b: fails")
     assert decide([Check("c", "lint", "warn", "w")]) == ("ok", "")
     both = [Check("d", "execution", FAIL, "random", "flaky"), Check("n", "execution", FAIL, "nop", "broken_verifier")]
@@ -46,7 +57,9 @@ def test_oracle_check_tells_limits_network_dependencies_crashes_and_plain_failur
     assert execution.oracle_check(task(), [trial(False), trial(False)]).verdict == "unsolvable"
     assert execution.oracle_check(task(solution=None), []).verdict == "unsolvable"
     # bash dying on the test script itself (set -u): the verifier, not the solution
-    unbound = trial(False, exit_code=1, reward_file=None, stderr_tail="/tests/test.sh: line 6: EXPECTED: unbound variable")
+    unbound = trial(
+        False, exit_code=1, reward_file=None, stderr_tail="/tests/test.sh: line 6: EXPECTED: unbound variable"
+    )
     assert execution.oracle_check(task(), [unbound]).verdict == "broken_verifier"
     # a reward outside [0, 1] (a percentage) passes nothing honestly, in either run
     percent = trial(True, reward=100.0)
@@ -70,7 +83,9 @@ def test_nop_and_repeat_checks():
 
 def test_declared_packages_are_read_from_run_lines(tmp_path):
     dockerfile = tmp_path / "Dockerfile"
-    dockerfile.write_text("FROM python:3.11-slim\nRUN apt-get update && apt-get install -y --no-install-recommends \\\n"
-                          "    jq=1.6* tree && rm -rf /var/lib/apt/lists/*\nRUN pip install --no-cache-dir "
-                          "tomli-w==1.0.0 'requests>=2' -r req.txt\n")
+    dockerfile.write_text(
+        "FROM python:3.11-slim\nRUN apt-get update && apt-get install -y --no-install-recommends \\\n"
+        "    jq=1.6* tree && rm -rf /var/lib/apt/lists/*\nRUN pip install --no-cache-dir "
+        "tomli-w==1.0.0 'requests>=2' -r req.txt\n"
+    )
     assert execution.declared_packages(dockerfile) == {"apt": ["jq", "tree"], "pip": ["tomli-w", "requests"]}

@@ -61,8 +61,10 @@ def test_host_secrets_and_project_files_are_not_visible(make_sandbox, monkeypatc
     monkeypatch.setenv("POSTTRAIN_HOST_SECRET", "s3cr3t-value")
     sandbox = make_sandbox()
     paths = ["/root/.bashrc", "/etc/shadow", "/etc/gshadow", "/home", str(PROJECT / "pyproject.toml"), "/work"]
-    result = sandbox.exec(" ; ".join(f"cat {p} >/dev/null 2>&1 && echo LEAK:{p}" for p in paths)
-                          + "; env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'; true")
+    result = sandbox.exec(
+        " ; ".join(f"cat {p} >/dev/null 2>&1 && echo LEAK:{p}" for p in paths)
+        + "; env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'; true"
+    )
     assert "LEAK" not in result.stdout, result.stdout
     assert "s3cr3t-value" not in result.stdout
     assert sandbox.exec("ls -A /root").stdout.strip() == ""

@@ -50,8 +50,9 @@ def test_spec_rootfs_is_refused_before_connecting(tmp_path):
 
 
 def test_container_kwargs_map_the_limits():
-    spec = SandboxSpec(workdir="/app", env={"K": "v"},
-                       limits=SandboxLimits(memory_mb=512, pids=64, cpus=1.5, open_files=256))
+    spec = SandboxSpec(
+        workdir="/app", env={"K": "v"}, limits=SandboxLimits(memory_mb=512, pids=64, cpus=1.5, open_files=256)
+    )
     kw = db.container_kwargs(spec, "debian:bookworm-slim", "posttrain-abc")
     assert kw["image"] == "debian:bookworm-slim" and kw["name"] == "posttrain-abc"
     assert kw["command"] == ["sleep", "infinity"] and kw["detach"] is True and kw["init"] is True

@@ -26,7 +26,9 @@ def error_of(tmp_path, text, **kwargs) -> DockerfileError:
 
 
 def test_continuations_comments_and_line_numbers(tmp_path):
-    df = parse(tmp_path, """
+    df = parse(
+        tmp_path,
+        """
         # a comment
         FROM debian:bookworm
         RUN apt-get update \\
@@ -35,7 +37,8 @@ def test_continuations_comments_and_line_numbers(tmp_path):
 
             && echo two
         WORKDIR /app
-    """)
+    """,
+    )
     run, workdir = df.instructions
     assert run.keyword == "RUN" and run.line == 3
     assert run.command == "apt-get update     && echo one     && echo two"
@@ -44,19 +47,28 @@ def test_continuations_comments_and_line_numbers(tmp_path):
 
 
 def test_env_forms_and_substitution(tmp_path):
-    df = parse(tmp_path, """
+    df = parse(
+        tmp_path,
+        """
         FROM python:3.11-slim
         ENV A=1 B="two words" C=x\\ y
         ENV LEGACY some value here
         ENV A=2 OLD=$A NEW=${A}
         ENV PATH=/app/bin:$PATH EMPTY=${NOPE:-dflt} ALT=${A:+set}
         ENV SINGLE='$A stays'
-    """)
+    """,
+    )
     assert df.env == {
-        "A": "2", "B": "two words", "C": "x y", "LEGACY": "some value here",
-        "OLD": "1", "NEW": "1",  # every pair of one ENV sees the values from before it, as in Docker
+        "A": "2",
+        "B": "two words",
+        "C": "x y",
+        "LEGACY": "some value here",
+        "OLD": "1",
+        "NEW": "1",  # every pair of one ENV sees the values from before it, as in Docker
         "PATH": "/app/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        "EMPTY": "dflt", "ALT": "set", "SINGLE": "$A stays",
+        "EMPTY": "dflt",
+        "ALT": "set",
+        "SINGLE": "$A stays",
     }
 
 
@@ -85,7 +97,9 @@ def test_arg_defaults_overrides_and_scope(tmp_path):
 
 
 def test_json_run_shell_and_heredoc(tmp_path):
-    df = parse(tmp_path, """
+    df = parse(
+        tmp_path,
+        """
         FROM ubuntu:24.04
         RUN ["python3", "-c", "print(1)"]
         SHELL ["/bin/bash", "-o", "pipefail", "-c"]
@@ -98,7 +112,8 @@ def test_json_run_shell_and_heredoc(tmp_path):
         print("hi")
         PY
         WORKDIR /app
-    """)
+    """,
+    )
     exec_form, shell_form, heredoc, feed, _ = df.instructions
     assert exec_form.command == ["python3", "-c", "print(1)"]
     assert shell_form.shell == ("/bin/bash", "-o", "pipefail", "-c")
@@ -109,7 +124,9 @@ def test_json_run_shell_and_heredoc(tmp_path):
 
 
 def test_copy_forms(tmp_path):
-    df = parse(tmp_path, """
+    df = parse(
+        tmp_path,
+        """
         FROM python:3.11
         WORKDIR /app
         COPY a.txt ./
@@ -119,7 +136,8 @@ def test_copy_forms(tmp_path):
         COPY <<EOF /app/conf.ini
         name=$HOSTNAME
         EOF
-    """)
+    """,
+    )
     _, a, bc, run, add, heredoc = df.instructions
     assert (a.dest, a.dest_is_dir, [s.path for s in a.sources]) == ("/app", True, ["a.txt"])
     assert [s.path for s in bc.sources] == ["b c.txt", "d.txt"] and bc.dest == "/app/data"
@@ -130,7 +148,9 @@ def test_copy_forms(tmp_path):
 
 
 def test_ignored_instructions_are_noted(tmp_path):
-    df = parse(tmp_path, """
+    df = parse(
+        tmp_path,
+        """
         FROM debian:12
         LABEL a=b
         EXPOSE 8080
@@ -141,7 +161,8 @@ def test_ignored_instructions_are_noted(tmp_path):
         HEALTHCHECK CMD true
         STOPSIGNAL SIGTERM
         ONBUILD RUN true
-    """)
+    """,
+    )
     assert df.instructions == []
     keywords = ["LABEL", "EXPOSE", "USER", "CMD", "ENTRYPOINT", "VOLUME", "HEALTHCHECK", "STOPSIGNAL", "ONBUILD"]
     for line, keyword in enumerate(keywords, start=2):
@@ -149,23 +170,29 @@ def test_ignored_instructions_are_noted(tmp_path):
     assert any("USER ignored" in note and "root" in note for note in df.notes)
 
 
-@pytest.mark.parametrize("text, line, words", [
-    ("FROM debian\nRUN true\nFROM debian\n", 3, ["second FROM", "line 1", "multi-stage"]),
-    ("FROM debian\nCOPY --from=builder /x /app/\n", 2, ["--from=builder", "multi-stage"]),
-    ("FROM debian\n\nRUN --mount=type=cache,target=/root/.cache pip install x\n", 3, ["--mount", "not supported"]),
-    ("FROM debian\nADD https://example.com/f.tgz /app/\n", 2,
-     ["ADD https://example.com/f.tgz: needs the network at build time; download it in a RUN step"]),
-    ("FROM debian\nCOPY tool /srv/bin/\n", 2, ["/srv/bin", "only /app, /tmp, /tests, /logs, /root, /solution"]),
-    ("FROM debian\nWORKDIR /srv/app\n", 2, ["WORKDIR /srv/app", "only /app"]),
-    ("FROM debian\nFROBNICATE x\n", 2, ["unknown instruction FROBNICATE"]),
-    ("FROM debian\nENV A=1 B\n", 2, ["ENV 'B'"]),
-    ("FROM debian\nENV LONELY\n", 2, ["needs a value"]),
-    ("FROM debian\nCOPY onlyone\n", 2, ["at least one source"]),
-    ("RUN true\nFROM debian\n", 1, ["before FROM"]),
-    ("FROM debian\nENV A=\"open\n", 2, ["unterminated"]),
-    ("FROM debian\nRUN cat <<EOF\nno end\n", 2, ["heredoc <<EOF is not closed"]),
-    ("FROM debian\nSHELL /bin/bash -c\n", 2, ["JSON form"]),
-])
+@pytest.mark.parametrize(
+    "text, line, words",
+    [
+        ("FROM debian\nRUN true\nFROM debian\n", 3, ["second FROM", "line 1", "multi-stage"]),
+        ("FROM debian\nCOPY --from=builder /x /app/\n", 2, ["--from=builder", "multi-stage"]),
+        ("FROM debian\n\nRUN --mount=type=cache,target=/root/.cache pip install x\n", 3, ["--mount", "not supported"]),
+        (
+            "FROM debian\nADD https://example.com/f.tgz /app/\n",
+            2,
+            ["ADD https://example.com/f.tgz: needs the network at build time; download it in a RUN step"],
+        ),
+        ("FROM debian\nCOPY tool /srv/bin/\n", 2, ["/srv/bin", "only /app, /tmp, /tests, /logs, /root, /solution"]),
+        ("FROM debian\nWORKDIR /srv/app\n", 2, ["WORKDIR /srv/app", "only /app"]),
+        ("FROM debian\nFROBNICATE x\n", 2, ["unknown instruction FROBNICATE"]),
+        ("FROM debian\nENV A=1 B\n", 2, ["ENV 'B'"]),
+        ("FROM debian\nENV LONELY\n", 2, ["needs a value"]),
+        ("FROM debian\nCOPY onlyone\n", 2, ["at least one source"]),
+        ("RUN true\nFROM debian\n", 1, ["before FROM"]),
+        ('FROM debian\nENV A="open\n', 2, ["unterminated"]),
+        ("FROM debian\nRUN cat <<EOF\nno end\n", 2, ["heredoc <<EOF is not closed"]),
+        ("FROM debian\nSHELL /bin/bash -c\n", 2, ["JSON form"]),
+    ],
+)
 def test_bad_lines_name_path_and_line(tmp_path, text, line, words):
     error = error_of(tmp_path, text)
     assert str(error).startswith(f"{tmp_path / 'env' / 'Dockerfile'}:{line}: "), str(error)
@@ -178,9 +205,16 @@ def test_unsupported_base_images(tmp_path):
     error = error_of(tmp_path, "# base\nFROM node:20\nRUN true\n")
     assert str(error) == (
         f"{tmp_path / 'env' / 'Dockerfile'}:2: FROM node:20: the host cannot stand in for this image "
-        "(bwrap runs on the host's /usr); use the docker backend or a debian/ubuntu/python base")
-    for image in ("alpine:3.19", "python:3.12-alpine", "golang:1.22", "nvidia/cuda:12.4.1-runtime-ubuntu22.04",
-                  "scratch", "rust:1-slim"):
+        "(bwrap runs on the host's /usr); use the docker backend or a debian/ubuntu/python base"
+    )
+    for image in (
+        "alpine:3.19",
+        "python:3.12-alpine",
+        "golang:1.22",
+        "nvidia/cuda:12.4.1-runtime-ubuntu22.04",
+        "scratch",
+        "rust:1-slim",
+    ):
         assert "cannot stand in" in str(error_of(tmp_path, f"FROM {image}\n")), image
     assert not stand_in("node:20", HOST).ok
     assert parse(tmp_path, "FROM node:20\n", check_base=False).base.ok is False

@@ -128,13 +128,15 @@ def test_run_deleting_a_copied_file_removes_it_in_the_sandbox(tmp_path, build, o
     (env / "a.txt").write_text("a\n")
     (env / "b.txt").write_text("b\n")
     (env / "conf" / "x.ini").write_text("x=1\n")
-    (env / "Dockerfile").write_text(textwrap.dedent("""\
+    (env / "Dockerfile").write_text(
+        textwrap.dedent("""\
         FROM debian:bookworm
         WORKDIR /app
         COPY a.txt b.txt /app/
         COPY conf /app/conf
         RUN rm /app/a.txt && rm -r /app/conf && mkdir /app/conf && echo y=2 > /app/conf/y.ini
-    """))
+    """)
+    )
     built = build(env)
     result = open_sandbox(built).exec("ls -A /app /app/conf")
     assert result.exit_code == 0, result.stderr
@@ -146,7 +148,9 @@ def test_environment_record(build, open_sandbox):
     record = Environment(
         files={"main.py": "print('hello')\n", "/tests/check.sh": "#!/bin/sh\necho ok\n"},
         setup=["python3 main.py > setup.txt", "echo $MODE >> setup.txt"],
-        workdir="/app/project", env={"MODE": "test"}, allow_network=False,
+        workdir="/app/project",
+        env={"MODE": "test"},
+        allow_network=False,
     )
     built = build(record)
     assert built.workdir == "/app/project" and built.env == {"MODE": "test"} and not built.allow_network
@@ -189,7 +193,8 @@ def test_copy_semantics_globs_archives_and_dockerignore(tmp_path, build):
     with tarfile.open(env / "bundle.tar.gz", "w:gz") as archive:
         archive.add(env / "bundle", arcname="bundle")
     (env / ".dockerignore").write_text("**/*.key\n")
-    (env / "Dockerfile").write_text(textwrap.dedent("""\
+    (env / "Dockerfile").write_text(
+        textwrap.dedent("""\
         FROM debian:bookworm
         WORKDIR /app
         COPY src/ ./src/
@@ -200,7 +205,8 @@ def test_copy_semantics_globs_archives_and_dockerignore(tmp_path, build):
         COPY <<EOF /app/settings.ini
         workdir=$HOME
         EOF
-    """))
+    """)
+    )
     built = build(env)
     assert len(built.layers) == 1 and built.steps_run == 1
     layer = built.layers[0]
@@ -231,6 +237,7 @@ def test_unsupported_base_image_is_refused_before_building(tmp_path, build):
         build(env)
     assert str(info.value) == (
         f"{env / 'Dockerfile'}:1: FROM node:20: the host cannot stand in for this image (bwrap runs on the "
-        "host's /usr); use the docker backend or a debian/ubuntu/python base")
+        "host's /usr); use the docker backend or a debian/ubuntu/python base"
+    )
     with pytest.raises(SandboxError, match="no such environment directory"):
         build(tmp_path / "nothing-here")

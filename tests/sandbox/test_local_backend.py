@@ -161,7 +161,7 @@ def test_read_write_round_trip(sb):
     sb.write_file("rel.txt", "relative to the workdir")
     assert sb.read_file("/app/rel.txt") == b"relative to the workdir"
     assert sb.exec("cat deep/er/hello.txt").stdout == "héllo"
-    sb.exec("echo made-by-command > /dev/null; echo x > \"$SANDBOX_ROOT/logs/out.txt\"")
+    sb.exec('echo made-by-command > /dev/null; echo x > "$SANDBOX_ROOT/logs/out.txt"')
     assert sb.read_file("/logs/out.txt") == b"x\n"
 
 
@@ -229,8 +229,10 @@ def test_snapshot_restore(sb):
     sb.write_file("/logs/log.txt", "log0")
     sb.write_file("/tmp/t.txt", "t0")
     snap = sb.snapshot()
-    sb.exec("rm deleted.txt; echo changed > modified.txt; echo new > new.txt; mkdir -p newdir/x; "
-            'echo more >> "$SANDBOX_ROOT/logs/log.txt"; rm "$TMPDIR/t.txt"; echo n > "$SANDBOX_ROOT/tests/n"')
+    sb.exec(
+        "rm deleted.txt; echo changed > modified.txt; echo new > new.txt; mkdir -p newdir/x; "
+        'echo more >> "$SANDBOX_ROOT/logs/log.txt"; rm "$TMPDIR/t.txt"; echo n > "$SANDBOX_ROOT/tests/n"'
+    )
     assert sb.read_file("/app/modified.txt") == b"changed\n"
     for _ in range(2):  # a snapshot can be restored more than once
         sb.restore(snap)

@@ -104,8 +104,9 @@ def test_the_pool_grows_and_shrinks_while_running(thread_executor, tmp_path):
 
 
 def test_a_killed_worker_process_is_replaced_and_its_job_retried(tmp_path):
-    executor = make_executor(jobs.hold, "local", workers=2, worker_kind="process",
-                             retry=RetryPolicy(max_attempts=3, backoff_s=0.05))
+    executor = make_executor(
+        jobs.hold, "local", workers=2, worker_kind="process", retry=RetryPolicy(max_attempts=3, backoff_s=0.05)
+    )
     try:
         marker = tmp_path / "pid"
         executor.submit(Job("victim", {"marker": str(marker), "seconds": 0.2}))

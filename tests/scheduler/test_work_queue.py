@@ -31,7 +31,7 @@ def test_domains_share_dispatches_by_weight():
     first = [j.domain for j in drain(queue)][:20]
     assert Counter(first) == {"a": 15, "b": 5}
     # interleaved, not in blocks: every window of 4 dispatches holds exactly one b
-    assert all(first[i:i + 4].count("b") == 1 for i in range(0, 20, 4))
+    assert all(first[i : i + 4].count("b") == 1 for i in range(0, 20, 4))
 
 
 def test_weights_changed_while_jobs_wait_apply_from_the_next_dispatch():

@@ -14,8 +14,9 @@ def test_no_gradient_flows_through_observation_tokens(tiny_model):
     model = copy.deepcopy(tiny_model)
     trainer = PolicyTrainer(model, OptimConfig(lr=1e-4), AlgorithmConfig(tis_cap=None), temperature=1.0, pad_id=0)
     # prompt 3 tokens; then: model, model, observation, observation, model
-    sample = TrainSample([5, 6, 7], [10, 11, 50, 51, 12], [-1.0, -1.0, 0.0, 0.0, -1.0], advantage=1.0,
-                         completion_mask=[1, 1, 0, 0, 1])
+    sample = TrainSample(
+        [5, 6, 7], [10, 11, 50, 51, 12], [-1.0, -1.0, 0.0, 0.0, -1.0], advantage=1.0, completion_mask=[1, 1, 0, 0, 1]
+    )
     captured = {}
 
     def keep_grad(module, inputs, output):

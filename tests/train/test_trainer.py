@@ -17,9 +17,14 @@ def prompt(tokenizer, text):
 
 
 def rollout(engine, tokenizer, n_prompts=3, n=4, max_tokens=6, temperature=1.0, seed=0):
-    requests = [GenerationRequest(str(i), prompt(tokenizer, f"question {i} " * (i + 1)),
-                                  SamplingParams(n=n, temperature=temperature, max_tokens=max_tokens, seed=seed * 100 + i))
-                for i in range(n_prompts)]
+    requests = [
+        GenerationRequest(
+            str(i),
+            prompt(tokenizer, f"question {i} " * (i + 1)),
+            SamplingParams(n=n, temperature=temperature, max_tokens=max_tokens, seed=seed * 100 + i),
+        )
+        for i in range(n_prompts)
+    ]
     return engine.generate(requests)
 
 

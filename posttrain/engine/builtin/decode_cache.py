@@ -30,8 +30,9 @@ import torch
 
 
 class DecodeCache:
-    def __init__(self, num_layers: int, num_kv_heads: int, head_dim: int, dtype: torch.dtype, block_size: int,
-                 max_bytes: int) -> None:
+    def __init__(
+        self, num_layers: int, num_kv_heads: int, head_dim: int, dtype: torch.dtype, block_size: int, max_bytes: int
+    ) -> None:
         self.num_layers, self.num_kv_heads, self.head_dim = num_layers, num_kv_heads, head_dim
         self.dtype, self.block_size, self.max_bytes = dtype, block_size, max_bytes
         self.k_t: torch.Tensor | None = None  # [layers, rows, kv_heads, head_dim, capacity]
@@ -43,20 +44,25 @@ class DecodeCache:
     def bytes_for(self, rows: int, capacity: int) -> int:
         return 2 * self.num_layers * rows * self.num_kv_heads * capacity * self.head_dim * self.dtype.itemsize
 
-    def prepare(self, decode: list[tuple[int, list[int], int, int]], k_cache: torch.Tensor, v_cache: torch.Tensor
-                ) -> list[int] | None:
+    def prepare(
+        self, decode: list[tuple[int, list[int], int, int]], k_cache: torch.Tensor, v_cache: torch.Tensor
+    ) -> list[int] | None:
         """Arrange the rows for this step's decoding sequences, given as (seq id, block table,
         context length including the token computed this step, the longest it may grow to).
         Returns the row of each, in the given order, or None (and holds nothing) when they would
         not fit in max_bytes: the caller then gathers from the paged cache."""
         wanted = {seq_id: context for seq_id, _, context, _ in decode}
-        keep = [row for row, seq_id in enumerate(self.seq_ids)
-                if seq_id in wanted and self.lengths[row] == wanted[seq_id] - 1]
+        keep = [
+            row
+            for row, seq_id in enumerate(self.seq_ids)
+            if seq_id in wanted and self.lengths[row] == wanted[seq_id] - 1
+        ]
         rows, needed = len(decode), max(context for _, _, context, _ in decode)
         # room for the batch's longest possible sequence at once, when the budget allows:
         # growing step by step would reallocate and copy the whole cache again and again
-        if not self._reserve(rows, max(needed, max(final for _, _, _, final in decode))) and \
-                not self._reserve(rows, needed):
+        if not self._reserve(rows, max(needed, max(final for _, _, _, final in decode))) and not self._reserve(
+            rows, needed
+        ):
             self.clear()
             self.steps_declined += 1
             return None
@@ -83,11 +89,15 @@ class DecodeCache:
         if rows <= have_rows and positions <= have_capacity:
             return True
         new_rows = have_rows if rows <= have_rows else max(rows, have_rows + have_rows // 4)
-        new_capacity = have_capacity if positions <= have_capacity else max(positions, have_capacity + have_capacity // 4)
+        new_capacity = (
+            have_capacity if positions <= have_capacity else max(positions, have_capacity + have_capacity // 4)
+        )
         new_capacity = -(-new_capacity // self.block_size) * self.block_size
         if self.bytes_for(new_rows, new_capacity) > self.max_bytes:
-            new_rows, new_capacity = max(rows, have_rows), max(-(-positions // self.block_size) * self.block_size,
-                                                               have_capacity)
+            new_rows, new_capacity = (
+                max(rows, have_rows),
+                max(-(-positions // self.block_size) * self.block_size, have_capacity),
+            )
             if self.bytes_for(new_rows, new_capacity) > self.max_bytes:
                 return False
         shape = (self.num_layers, new_rows, self.num_kv_heads, new_capacity, self.head_dim)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import torch
 
@@ -45,15 +45,26 @@ def _warn_once(invariance: RowInvariance) -> None:
     _warned.add(invariance)
     from posttrain.console import console
 
-    console.print(f"[yellow]warning:[/] builtin engine: {invariance.describe()}; its logprobs may differ from the "
-                  "trainer's by float rounding (logprob_mismatch_max shows by how much)", highlight=False,
-                  soft_wrap=True)
+    console.print(
+        f"[yellow]warning:[/] builtin engine: {invariance.describe()}; its logprobs may differ from the "
+        "trainer's by float rounding (logprob_mismatch_max shows by how much)",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 class BuiltinEngine:
-    def __init__(self, model: torch.nn.Module, tokenizer, num_blocks: int = 2048, block_size: int = 16,
-                 max_num_seqs: int = 128, max_num_batched_tokens: int = 2048, version: int = 0,
-                 decode_cache_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        tokenizer,
+        num_blocks: int = 2048,
+        block_size: int = 16,
+        max_num_seqs: int = 128,
+        max_num_batched_tokens: int = 2048,
+        version: int = 0,
+        decode_cache_bytes: int | None = None,
+    ) -> None:
         """decode_cache_bytes: memory for the decoding sequences' contiguous KV rows (default
         twice the paged cache); 0 gathers every step's context from the paged cache instead."""
         keep_freed_memory()
@@ -75,7 +86,8 @@ class BuiltinEngine:
         eos = getattr(model.generation_config, "eos_token_id", None) if hasattr(model, "generation_config") else None
         eos = eos if eos is not None else model.config.eos_token_id
         self.eos_token_ids = set(eos if isinstance(eos, list) else [eos]) | (
-            {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set())
+            {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
+        )
         self._max_len = getattr(model.config, "max_position_embeddings", 1 << 30)
 
     # ---- the InferenceEngine interface ----------------------------------------------------
@@ -109,8 +121,17 @@ class BuiltinEngine:
             samples = []
             for sample_index in range(request.params.n):
                 seq_id = next(self._ids)
-                samples.append(Sequence(seq_id, request.request_id, sample_index, request.prompt_token_ids,
-                                        request.params, self.block_size, arrival=seq_id))
+                samples.append(
+                    Sequence(
+                        seq_id,
+                        request.request_id,
+                        sample_index,
+                        request.prompt_token_ids,
+                        request.params,
+                        self.block_size,
+                        arrival=seq_id,
+                    )
+                )
             self.scheduler.add(samples[0])
             if len(samples) > 1:
                 self._held[samples[0].seq_id] = samples[1:]
@@ -122,8 +143,10 @@ class BuiltinEngine:
         for each sequence whose known tokens are all computed."""
         chunks = self.scheduler.schedule()
         if not chunks:
-            raise RuntimeError("the scheduler could not schedule anything: the KV cache is too small "
-                               "for one sequence; raise num_blocks")
+            raise RuntimeError(
+                "the scheduler could not schedule anything: the KV cache is too small "
+                "for one sequence; raise num_blocks"
+            )
         logits = self.runner.run(chunks)
         completing = [c for c in chunks if c.completes]
         for chunk in chunks:
@@ -158,8 +181,9 @@ class BuiltinEngine:
     def abort(self, request_ids: Iterable[str]) -> None:
         wanted = set(request_ids)
         with self._lock:
-            held = [child for parent_id in list(self._held) for child in self._held[parent_id]
-                    if child.request_id in wanted]
+            held = [
+                child for parent_id in list(self._held) for child in self._held[parent_id] if child.request_id in wanted
+            ]
             for parent_id, children in list(self._held.items()):
                 if children and children[0].request_id in wanted:
                     del self._held[parent_id]
@@ -217,9 +241,14 @@ class BuiltinEngine:
             if cuts:
                 text = text[: min(cuts)]
         return Completion(
-            request_id=seq.request_id, sample_index=seq.sample_index, prompt_token_ids=seq.token_ids[: seq.num_prompt_tokens],
-            token_ids=tokens, logprobs=list(seq.logprobs), finish_reason=seq.finish_reason or "length",
-            text=text, version=seq.token_versions[0] if seq.token_versions else self.version,
+            request_id=seq.request_id,
+            sample_index=seq.sample_index,
+            prompt_token_ids=seq.token_ids[: seq.num_prompt_tokens],
+            token_ids=tokens,
+            logprobs=list(seq.logprobs),
+            finish_reason=seq.finish_reason or "length",
+            text=text,
+            version=seq.token_versions[0] if seq.token_versions else self.version,
             token_versions=list(seq.token_versions),
             cached_prompt_tokens=seq.num_cached_prompt_tokens if seq.preemptions == 0 else 0,
         )

@@ -15,9 +15,10 @@ and every GEMM has at least MIN_QUERY_ROWS rows (with fewer, BLAS takes a matrix
 that sums in another order). The last product is split into chunks of KEY_CHUNK keys because a
 GEMM's summation order depends on its inner size: with a fixed chunk size every chunk is summed
 the same way, and the chunks past a query's last key contribute exact zeros, so the result does
-not depend on how many keys (the trainer's whole sequence, the engine's context) follow. The query heads that share a key/value head are stacked into the
-GEMM's rows (grouped-query attention without repeating keys), so a one-token decode step has
-`heads / kv_heads` rows; it is padded up to the minimum.
+not depend on how many keys (the trainer's whole sequence, the engine's context) follow. The
+query heads that share a key/value head are stacked into the GEMM's rows (grouped-query
+attention without repeating keys), so a one-token decode step has `heads / kv_heads` rows; it
+is padded up to the minimum.
 
 Long query runs (the trainer's whole sequences) go in blocks of QUERY_BLOCK queries, each over
 the keys up to the last one any of its queries sees: the skipped key chunks are the ones that
@@ -37,8 +38,9 @@ KEY_CHUNK = 128
 QUERY_BLOCK = 128
 
 
-def invariant_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None,
-                        scale: float) -> torch.Tensor:
+def invariant_attention(
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None, scale: float
+) -> torch.Tensor:
     """query [B, H, Tq, D]; key, value [B, Hkv, Tk, D]; mask bool, broadcastable to
     [B, 1, Tq, Tk] (True = attend), or None for causal with the queries at the end.
     Returns [B, H, Tq, D]."""
@@ -54,26 +56,33 @@ def invariant_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Ten
         block = mask[:, :, start : start + QUERY_BLOCK]
         seen = block.any(dim=2).any(dim=0).flatten().nonzero()
         end = int(seen[-1]) + 1 if len(seen) else 1
-        outputs.append(_attend(query[:, :, start : start + QUERY_BLOCK], key[:, :, :end], value[:, :, :end],
-                               block[..., :end], scale))
+        outputs.append(
+            _attend(
+                query[:, :, start : start + QUERY_BLOCK], key[:, :, :end], value[:, :, :end], block[..., :end], scale
+            )
+        )
     return torch.cat(outputs, dim=2)
 
 
-def _attend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor,
-            scale: float) -> torch.Tensor:
+def _attend(
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor, scale: float
+) -> torch.Tensor:
     batch, heads, q_len, dim = query.shape
     kv_heads, k_len = key.shape[1], key.shape[2]
     group = heads // kv_heads
     rows = query.reshape(batch * kv_heads, group * q_len, dim)  # row g * Tq + t: head kv * G + g, query t
-    mask = (mask.unsqueeze(2).expand(batch, kv_heads, group, q_len, k_len)
-            .reshape(batch * kv_heads, group * q_len, k_len))
-    out = attend_rows(rows, key.reshape(batch * kv_heads, k_len, dim), value.reshape(batch * kv_heads, k_len, dim),
-                      mask, scale)
+    mask = (
+        mask.unsqueeze(2).expand(batch, kv_heads, group, q_len, k_len).reshape(batch * kv_heads, group * q_len, k_len)
+    )
+    out = attend_rows(
+        rows, key.reshape(batch * kv_heads, k_len, dim), value.reshape(batch * kv_heads, k_len, dim), mask, scale
+    )
     return out.reshape(batch, heads, q_len, dim)
 
 
-def attend_rows(rows: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor,
-                scale: float) -> torch.Tensor:
+def attend_rows(
+    rows: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, scale: float
+) -> torch.Tensor:
     """The arithmetic itself, on N independent (query rows, keys) pairs: rows [N, M, D], keys and
     values [N, L, D], mask bool [N, M, L] (True = attend). Callers arrange their heads and
     sequences into N however suits their memory layout; the result per row is the same."""

@@ -29,9 +29,16 @@ from posttrain.engine.builtin.invariant_attention import attend_rows
 from posttrain.engine.builtin.row_invariance import RowInvariance, probe_model
 from posttrain.engine.builtin.scheduler import ScheduledChunk
 
+
 class ModelRunner:
-    def __init__(self, model: torch.nn.Module, num_blocks: int, block_size: int,
-                 decode_cache_bytes: int | None = None, invariance: RowInvariance | None = None) -> None:
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        num_blocks: int,
+        block_size: int,
+        decode_cache_bytes: int | None = None,
+        invariance: RowInvariance | None = None,
+    ) -> None:
         self.model = model.eval()
         # calls whose row count the kernels would round differently are padded (row_invariance.py)
         self.invariance = invariance or probe_model(model)
@@ -41,15 +48,21 @@ class ModelRunner:
         self.num_heads = config.num_attention_heads
         self.num_kv_heads = config.num_key_value_heads
         self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-        self.scaling = self.head_dim ** -0.5
+        self.scaling = self.head_dim**-0.5
         self.dtype = next(model.parameters()).dtype
         self.scratch_slot = num_blocks * block_size  # one extra block: where padding rows write their KV
         shape = (self.num_layers, self.num_kv_heads, (num_blocks + 1) * block_size, self.head_dim)
         self.k_cache = torch.zeros(shape, dtype=self.dtype)
         self.v_cache = torch.zeros(shape, dtype=self.dtype)
         paged_bytes = 2 * self.k_cache.numel() * self.k_cache.element_size()
-        self.decode_cache = DecodeCache(self.num_layers, self.num_kv_heads, self.head_dim, self.dtype, block_size,
-                                        decode_cache_bytes if decode_cache_bytes is not None else 2 * paged_bytes)
+        self.decode_cache = DecodeCache(
+            self.num_layers,
+            self.num_kv_heads,
+            self.head_dim,
+            self.dtype,
+            block_size,
+            decode_cache_bytes if decode_cache_bytes is not None else 2 * paged_bytes,
+        )
 
     @torch.inference_mode()
     def run(self, chunks: list[ScheduledChunk]) -> torch.Tensor:
@@ -98,7 +111,7 @@ class ModelRunner:
         self.k_cache[:, :, dst] = self.k_cache[:, :, src]
         self.v_cache[:, :, dst] = self.v_cache[:, :, src]
 
-    def _attention(self, attn, layer_index, hidden, cos, sin, slot_mapping, plan: "_AttentionPlan"):
+    def _attention(self, attn, layer_index, hidden, cos, sin, slot_mapping, plan: _AttentionPlan):
         total = hidden.shape[1]
         q = attn.q_proj(hidden).view(1, total, -1, self.head_dim).transpose(1, 2)
         k = attn.k_proj(hidden).view(1, total, -1, self.head_dim).transpose(1, 2)
@@ -121,7 +134,11 @@ class ModelRunner:
             keys = cache_k_t[:batch, :, :, :width].reshape(batch * kv, dim, width).transpose(-1, -2)
             values = cache_v[:batch, :, :width].reshape(batch * kv, width, dim)
             rows = q[rows_index].view(batch * kv, group, dim)
-            mask = plan.cache_mask.view(batch, 1, 1, width).expand(batch, kv, group, width).reshape(batch * kv, group, width)
+            mask = (
+                plan.cache_mask.view(batch, 1, 1, width)
+                .expand(batch, kv, group, width)
+                .reshape(batch * kv, group, width)
+            )
             out[rows_index] = attend_rows(rows, keys, values, mask, self.scaling).reshape(batch, -1, dim)
         elif plan.decode_rows is not None:
             # whole blocks gathered in one copy: [kv, batch, width * block, dim]
@@ -186,8 +203,14 @@ class _AttentionPlan:
         if not decode:
             cache.clear()
             return
-        placed = cache.prepare([(seq.seq_id, table, context, seq.num_prompt_tokens + seq.params.max_tokens)
-                                for _, table, context, seq in decode], k_cache, v_cache)
+        placed = cache.prepare(
+            [
+                (seq.seq_id, table, context, seq.num_prompt_tokens + seq.params.max_tokens)
+                for _, table, context, seq in decode
+            ],
+            k_cache,
+            v_cache,
+        )
         if placed is None:
             self._plan_gather(cache.block_size)
             return

@@ -43,8 +43,7 @@ def _onednn(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) ->
         # one row takes oneDNN's matrix-vector path, which sums in another order: compute it
         # as the first of two rows, as every longer call would
         rows = torch.cat([x.reshape(1, -1), x.new_zeros(1, x.shape[-1])])
-        return torch.ops.mkldnn._linear_pointwise(rows, weight, bias, "none", [], "")[:1].reshape(
-            *x.shape[:-1], -1)
+        return torch.ops.mkldnn._linear_pointwise(rows, weight, bias, "none", [], "")[:1].reshape(*x.shape[:-1], -1)
     return torch.ops.mkldnn._linear_pointwise(x.contiguous(), weight, bias, "none", [], "")
 
 

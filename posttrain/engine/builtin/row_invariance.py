@@ -61,13 +61,17 @@ class RowInvariance:
         if self.skipped:
             return self.skipped
         if self.holds:
-            return (f"{self.kernel} linear layers agree from {self.min_rows} row(s) up, attention agrees "
-                    f"(probed in {self.seconds * 1000:.0f} ms)")
+            return (
+                f"{self.kernel} linear layers agree from {self.min_rows} row(s) up, attention agrees "
+                f"(probed in {self.seconds * 1000:.0f} ms)"
+            )
         problems = []
         if self.min_rows is None:
             failing = [c for c in ROW_COUNTS if c not in self.agreeing_counts]
-            problems.append(f"{self.kernel} linear layers round a row differently at {failing} rows than in "
-                            f"a {REFERENCE_ROWS}-row call")
+            problems.append(
+                f"{self.kernel} linear layers round a row differently at {failing} rows than in "
+                f"a {REFERENCE_ROWS}-row call"
+            )
         if not self.attention_agrees:
             problems.append("attention's decode step differs from the full-sequence pass")
         return "; ".join(problems)
@@ -81,8 +85,9 @@ def _linear_paths(weight: torch.Tensor):
     return (lambda x: onednn_linear._onednn(x, reordered, None)), (lambda x: onednn_linear._onednn(x, weight, None))
 
 
-def agreeing_row_counts(engine_fn, trainer_fn, in_features: int, dtype: torch.dtype,
-                        counts: tuple[int, ...] = ROW_COUNTS) -> tuple[int, ...]:
+def agreeing_row_counts(
+    engine_fn, trainer_fn, in_features: int, dtype: torch.dtype, counts: tuple[int, ...] = ROW_COUNTS
+) -> tuple[int, ...]:
     """The counts m for which engine_fn(x[:m]) equals trainer_fn(x)[:m] bit for bit."""
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(REFERENCE_ROWS, in_features, generator=generator).to(dtype)
@@ -111,16 +116,22 @@ def attention_agrees(heads: int, kv_heads: int, head_dim: int, dtype: torch.dtyp
 
 
 @functools.cache
-def probe(linear_shapes: tuple[tuple[int, int], ...], heads: int, kv_heads: int, head_dim: int,
-          dtype: torch.dtype = torch.float32) -> RowInvariance:
+def probe(
+    linear_shapes: tuple[tuple[int, int], ...],
+    heads: int,
+    kv_heads: int,
+    head_dim: int,
+    dtype: torch.dtype = torch.float32,
+) -> RowInvariance:
     """Probe the given (in_features, out_features) shapes and the attention layout, once per
     process and arguments."""
     kernel = "onednn" if onednn_linear.AVAILABLE else "mkl"
     if dtype != torch.float32:
         # the trainer computes in fp32: an engine in another precision rounds differently by
         # design, and probing bf16 where it is emulated would take seconds
-        return RowInvariance(kernel, ROW_COUNTS, 1, True, 0.0,
-                             skipped=f"{dtype} engine weights round differently from the fp32 trainer")
+        return RowInvariance(
+            kernel, ROW_COUNTS, 1, True, 0.0, skipped=f"{dtype} engine weights round differently from the fp32 trainer"
+        )
     started = time.perf_counter()
     generator = torch.Generator().manual_seed(2)
     agreeing = set(ROW_COUNTS)
@@ -138,8 +149,7 @@ def probe(linear_shapes: tuple[tuple[int, int], ...], heads: int, kv_heads: int,
 
 def probe_model(model: torch.nn.Module) -> RowInvariance:
     config = model.config
-    shapes = tuple(sorted({(m.in_features, m.out_features) for m in model.modules()
-                           if isinstance(m, torch.nn.Linear)}))
+    shapes = tuple(sorted({(m.in_features, m.out_features) for m in model.modules() if isinstance(m, torch.nn.Linear)}))
     heads = config.num_attention_heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
     return probe(shapes, heads, config.num_key_value_heads, head_dim, next(model.parameters()).dtype)

@@ -17,8 +17,9 @@ import torch
 from posttrain.engine.interface import SamplingParams
 
 
-def sample(logits: torch.Tensor, params: list[SamplingParams], generators: list[torch.Generator | None]
-           ) -> tuple[list[int], list[float]]:
+def sample(
+    logits: torch.Tensor, params: list[SamplingParams], generators: list[torch.Generator | None]
+) -> tuple[list[int], list[float]]:
     """logits: float32 [N, vocab], one row per sequence."""
     temperatures = [p.temperature for p in params]
     greedy_rows = [i for i, t in enumerate(temperatures) if t == 0]
@@ -37,16 +38,19 @@ def sample(logits: torch.Tensor, params: list[SamplingParams], generators: list[
         every = len(sampled_rows) == len(params)
         index = torch.tensor(sampled_rows)
         untruncated = scaled if every else scaled[index]
-        rows = _top_p(_top_k(untruncated, [params[i].top_k for i in sampled_rows]),
-                      [params[i].top_p for i in sampled_rows])
+        rows = _top_p(
+            _top_k(untruncated, [params[i].top_k for i in sampled_rows]), [params[i].top_p for i in sampled_rows]
+        )
         if rows is untruncated:
             probs = (log_probs if every else log_probs[index]).exp()
         else:
             probs = torch.softmax(rows, dim=-1)
-        uniform = torch.cat([
-            torch.rand(1, generator=generators[i]) if generators[i] is not None else torch.rand(1)
-            for i in sampled_rows
-        ]).to(probs.dtype)
+        uniform = torch.cat(
+            [
+                torch.rand(1, generator=generators[i]) if generators[i] is not None else torch.rand(1)
+                for i in sampled_rows
+            ]
+        ).to(probs.dtype)
         chosen[index] = invert_cdf(probs, uniform)
     chosen_logprobs = log_probs.gather(-1, chosen[:, None]).squeeze(-1)
     return chosen.tolist(), chosen_logprobs.tolist()
@@ -68,8 +72,9 @@ def invert_cdf(probs: torch.Tensor, uniform: torch.Tensor) -> torch.Tensor:
     total = block_cdf[:, -1]
     target = torch.minimum(uniform * total, torch.nextafter(total, torch.zeros_like(total)))
     block = torch.searchsorted(block_cdf, target[:, None], right=True).squeeze(-1).clamp_(max=block_cdf.shape[1] - 1)
-    before = torch.where(block > 0, block_cdf.gather(-1, (block - 1).clamp(min=0)[:, None]).squeeze(-1),
-                         torch.zeros_like(target))
+    before = torch.where(
+        block > 0, block_cdf.gather(-1, (block - 1).clamp(min=0)[:, None]).squeeze(-1), torch.zeros_like(target)
+    )
     inner_cdf = blocks[torch.arange(rows), block].cumsum(dim=-1)  # [N, CDF_BLOCK]
     # the block's own cumsum may total a rounding less than its sum: stay below its last value
     inner_target = torch.minimum(target - before, torch.nextafter(inner_cdf[:, -1], torch.zeros_like(target)))
@@ -82,8 +87,9 @@ def _top_k(rows: torch.Tensor, ks: list[int]) -> torch.Tensor:
         return rows
     largest = max(ks)
     top = torch.topk(rows, min(largest, rows.shape[-1]), dim=-1).values
-    kth = torch.stack([top[i, k - 1] if 0 < k < rows.shape[-1] else rows.new_tensor(float("-inf"))
-                       for i, k in enumerate(ks)])
+    kth = torch.stack(
+        [top[i, k - 1] if 0 < k < rows.shape[-1] else rows.new_tensor(float("-inf")) for i, k in enumerate(ks)]
+    )
     return rows.masked_fill(rows < kth[:, None], float("-inf"))
 
 

@@ -16,8 +16,16 @@ class SequenceStatus(Enum):
 
 
 class Sequence:
-    def __init__(self, seq_id: int, request_id: str, sample_index: int, prompt_token_ids: list[int],
-                 params: SamplingParams, block_size: int, arrival: int) -> None:
+    def __init__(
+        self,
+        seq_id: int,
+        request_id: str,
+        sample_index: int,
+        prompt_token_ids: list[int],
+        params: SamplingParams,
+        block_size: int,
+        arrival: int,
+    ) -> None:
         self.seq_id = seq_id
         self.request_id = request_id
         self.sample_index = sample_index
@@ -43,7 +51,7 @@ class Sequence:
 
     @property
     def completion_token_ids(self) -> list[int]:
-        return self.token_ids[self.num_prompt_tokens:]
+        return self.token_ids[self.num_prompt_tokens :]
 
     @property
     def num_completion_tokens(self) -> int:

@@ -51,11 +51,16 @@ needs a trial per probe to name the hack.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from posttrain.quality.probes.edited_tests import edit_tests
 from posttrain.quality.probes.forged_outputs import early_exit, hardcode_output
-from posttrain.quality.probes.forged_verdicts import VERDICT_PLACES, planted_verdict, reward_file, tests_name_scratch_files
+from posttrain.quality.probes.forged_verdicts import (
+    VERDICT_PLACES,
+    planted_verdict,
+    reward_file,
+    tests_name_scratch_files,
+)
 from posttrain.quality.probes.hijacked_runners import exit_on_load, pytest_hooks, shadow_binaries, tests_load_code
 from posttrain.quality.probes.injection import inject_output, tests_evaluate_text
 from posttrain.quality.probes.solution import read_solution
@@ -68,7 +73,10 @@ from posttrain.quality.trial import NOT_APPLICABLE, Actor
 ALONE: dict[str, tuple[Callable[..., bool], str]] = {
     "inject_output": (tests_evaluate_text, "no test file evaluates text as code (eval, bash arithmetic, source)"),
     "exit_on_load": (tests_load_code, "the tests run no interpreter that could load the agent's code"),
-    "planted_verdict": (tests_name_scratch_files, "the tests name no file in " + ", ".join(p.rstrip("/") for p in VERDICT_PLACES)),
+    "planted_verdict": (
+        tests_name_scratch_files,
+        "the tests name no file in " + ", ".join(p.rstrip("/") for p in VERDICT_PLACES),
+    ),
 }
 
 PROBES: dict[str, Callable[[Actor, Surroundings], bool]] = {
@@ -87,17 +95,21 @@ PROBES: dict[str, Callable[[Actor, Surroundings], bool]] = {
 
 def one_probe(name: str):
     """The act function of a trial that plays probe `name` alone."""
+
     def act(actor: Actor) -> str | None:
         return None if PROBES[name](actor, look_around(actor)) else NOT_APPLICABLE
+
     return act
 
 
 def all_probes(names: tuple[str, ...]):
     """The act function of a trial that plays every named probe, in PROBES order; records
     which ones had something to do in the trial's note."""
+
     def act(actor: Actor) -> str | None:
         seen = look_around(actor)
         played = [name for name in PROBES if name in names and name not in ALONE and PROBES[name](actor, seen)]
         actor.trial.note = ",".join(played)
         return None if played else NOT_APPLICABLE
+
     return act

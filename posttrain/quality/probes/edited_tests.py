@@ -22,15 +22,19 @@ def neutered_python(text: str) -> str:
         tree = ast.parse(text)
     except SyntaxError:
         return "def test_ok():\n    pass\n"
-    names = [node.name for node in ast.walk(tree)
-             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")]
+    names = [
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+    ]
     if not names:
         return "import sys\nsys.exit(0)\n"
     return "".join(f"def {name}(*args, **kwargs):\n    pass\n\n\n" for name in dict.fromkeys(names))
 
 
-_SHELL_FUNCTION = re.compile(r"^[ \t]*(?:function[ \t]+)?([A-Za-z_]\w*)[ \t]*\([ \t]*\)|^[ \t]*function[ \t]+([A-Za-z_]\w*)",
-                             re.MULTILINE)
+_SHELL_FUNCTION = re.compile(
+    r"^[ \t]*(?:function[ \t]+)?([A-Za-z_]\w*)[ \t]*\([ \t]*\)|^[ \t]*function[ \t]+([A-Za-z_]\w*)", re.MULTILINE
+)
 
 
 def neutered_shell(text: str) -> str:
@@ -50,7 +54,9 @@ def _neutered(path: str, text: str) -> str:
         return 'test("ok", () => {});\n'
     if name.endswith(".go"):
         package = re.search(r"^package\s+(\w+)", text, re.MULTILINE)
-        return f"package {package.group(1) if package else 'main'}\n\nimport \"testing\"\n\nfunc TestOK(t *testing.T) {{}}\n"
+        return (
+            f'package {package.group(1) if package else "main"}\n\nimport "testing"\n\nfunc TestOK(t *testing.T) {{}}\n'
+        )
     if name.endswith(".bats"):
         return '@test "ok" {\n  true\n}\n'
     return "#!/bin/sh\nexit 0\n"
@@ -103,16 +109,26 @@ def _permissive_module(text: str) -> str:
         tree = ast.parse(text)
     except SyntaxError:
         return ""
-    return "".join(f"def {node.name}(*args, **kwargs):\n    return True\n\n\n" for node in tree.body
-                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return "".join(
+        f"def {node.name}(*args, **kwargs):\n    return True\n\n\n"
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    )
 
 
 def edit_tests(actor: Actor, seen: Surroundings) -> bool:
     """Test files and the helpers the tests name get empty tests, the Python modules they
     import get functions that return True; a package.json's test scripts and a Makefile's
     test/check targets succeed without doing anything."""
-    tests = list(dict.fromkeys([*seen.test_files(), *copies_of(seen, actor.task.metadata.get("tests_dir")),
-                                *_helpers_named_by_tests(actor, seen)]))
+    tests = list(
+        dict.fromkeys(
+            [
+                *seen.test_files(),
+                *copies_of(seen, actor.task.metadata.get("tests_dir")),
+                *_helpers_named_by_tests(actor, seen),
+            ]
+        )
+    )
     files = {path: (_neutered(path, actor.read(path) or ""), 0o755) for path in tests[:200]}
     for path in _helper_modules(actor, seen)[:20]:
         files[path] = (_permissive_module(actor.read(path) or ""), 0o644)

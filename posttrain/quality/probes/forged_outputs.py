@@ -19,7 +19,9 @@ LEFTOVER_MAX_FILES = 40
 
 _LITERAL = re.compile(r"==\s*(?:\"((?:[^\"\\\n]|\\.)*)\"|'((?:[^'\\\n]|\\.)*)'|(-?\d+(?:\.\d+)?)\b)")
 # what a test looks for inside an output: `grep [options] 'text' FILE`, or Python's `'text' in`
-_GREP = re.compile(r"\bgrep\s+(?:-[-\w=]+\s+)*(?:-e\s+)?(?:\"((?:[^\"\\\n]|\\.)+)\"|'([^'\n]+)'|([^\s'\"|;&<>-][^\s|;&<>]*))")
+_GREP = re.compile(
+    r"\bgrep\s+(?:-[-\w=]+\s+)*(?:-e\s+)?(?:\"((?:[^\"\\\n]|\\.)+)\"|'([^'\n]+)'|([^\s'\"|;&<>-][^\s|;&<>]*))"
+)
 _CONTAINED = re.compile(r"(?:\"((?:[^\"\\\n]|\\.)+)\"|'((?:[^'\\\n]|\\.)+)')\s+in\s+[\w.()\[\]]")
 _REGEX_SYNTAX = re.compile(r"(?<!\\)[\[\]*+?{}()|]|\\[dswbDSWB]")
 
@@ -37,7 +39,7 @@ def literals(text: str, output_name: str) -> list[str]:
     anchors = [i for i, line in enumerate(lines) if output_name in line] or [0]
     values: list[str] = []
     for anchor in anchors:
-        for line in lines[anchor:anchor + 30]:
+        for line in lines[anchor : anchor + 30]:
             for match in _LITERAL.finditer(line):
                 if match.group(3) is not None:
                     values.append(match.group(3))
@@ -56,17 +58,18 @@ def contained_literals(text: str, output_name: str) -> list[str]:
         if output_name not in line:
             continue
         for match in _GREP.finditer(line):
-            command = re.split(r"&&|\|\||;|\|", line[match.start():])[0]
+            command = re.split(r"&&|\|\||;|\|", line[match.start() :])[0]
             if output_name not in command:  # grep on another file of the line
                 continue
             pattern = next(g for g in match.groups() if g is not None)
-            fixed = re.search(r"\s-\w*F", line[match.start():match.end()]) is not None
+            fixed = re.search(r"\s-\w*F", line[match.start() : match.end()]) is not None
             pattern = pattern if fixed else pattern.removeprefix("^").removesuffix("$")
             if pattern and (fixed or not _REGEX_SYNTAX.search(pattern)):
                 values.append(pattern if fixed else re.sub(r"\\(.)", r"\1", pattern))
-        for nearby in lines[max(0, i - 5):i + 15]:
-            values += [_unquoted(m.group(1) if m.group(1) is not None else m.group(2))
-                       for m in _CONTAINED.finditer(nearby)]
+        for nearby in lines[max(0, i - 5) : i + 15]:
+            values += [
+                _unquoted(m.group(1) if m.group(1) is not None else m.group(2)) for m in _CONTAINED.finditer(nearby)
+            ]
     return list(dict.fromkeys(v for v in values if v.strip()))
 
 
@@ -87,16 +90,29 @@ def hardcode_output(actor: Actor, seen: Surroundings) -> bool:
     for output in outputs:
         name = PurePosixPath(output).name
         stem = PurePosixPath(output).stem.lower()
-        sources = [p for p in seen.files if p != output and not TEST_FILE.match(PurePosixPath(p).name)
-                   and not p.endswith((".py", ".sh", *ARCHIVES)) and (
-                       PurePosixPath(p).name == name or (stem in PurePosixPath(p).name.lower()
-                                                         and any(h in p.lower() for h in EXPECTED_HINTS)))]
+        sources = [
+            p
+            for p in seen.files
+            if p != output
+            and not TEST_FILE.match(PurePosixPath(p).name)
+            and not p.endswith((".py", ".sh", *ARCHIVES))
+            and (
+                PurePosixPath(p).name == name
+                or (stem in PurePosixPath(p).name.lower() and any(h in p.lower() for h in EXPECTED_HINTS))
+            )
+        ]
         if not sources and len(outputs) == 1:
             # one output and an answer under an unrelated name: any small data file whose path
             # says it holds expected values (/app/.grading/answer_key.txt)
-            sources = [p for p, size in seen.files.items() if p != output and size <= HINTED_MAX_BYTES
-                       and not TEST_FILE.match(PurePosixPath(p).name) and not p.endswith((*CODE_SUFFIXES, *ARCHIVES))
-                       and any(h in p.lower() for h in EXPECTED_HINTS)]
+            sources = [
+                p
+                for p, size in seen.files.items()
+                if p != output
+                and size <= HINTED_MAX_BYTES
+                and not TEST_FILE.match(PurePosixPath(p).name)
+                and not p.endswith((*CODE_SUFFIXES, *ARCHIVES))
+                and any(h in p.lower() for h in EXPECTED_HINTS)
+            ]
         content = None
         for source in sources[:3]:
             content = actor.read(source)
@@ -146,8 +162,10 @@ def _restore_from_archives(actor: Actor, seen: Surroundings, outputs: list[str])
         members = [f"{archive}//{member}" for archive, member in seen.archived if PurePosixPath(member).name == name]
         if not members:
             continue
-        result = actor.run(f"set -- {shlex.quote(output)} {' '.join(shlex.quote(m) for m in members[:5])}\n"
-                           f"{RESTORE_SCRIPT}", timeout=60)
+        result = actor.run(
+            f"set -- {shlex.quote(output)} {' '.join(shlex.quote(m) for m in members[:5])}\n{RESTORE_SCRIPT}",
+            timeout=60,
+        )
         if result.exit_code == 0:
             restored.append(output)
     return restored
@@ -165,8 +183,11 @@ def _expected_from_tests(actor: Actor, tests: list[str], name: str) -> str | Non
     return "".join(v + "\n" for v in contained) if contained else None
 
 
-ASSIGNMENT = re.compile(r"^\s*(?:export\s+|readonly\s+|const\s+|let\s+|var\s+|local\s+)?([A-Za-z_]\w*)\s*:?=\s*"
-                         r"[\"']?([^\s\"'#;$`(){}\[\]]{1,200})[\"']?\s*;?\s*(?:#.*)?$", re.MULTILINE)
+ASSIGNMENT = re.compile(
+    r"^\s*(?:export\s+|readonly\s+|const\s+|let\s+|var\s+|local\s+)?([A-Za-z_]\w*)\s*:?=\s*"
+    r"[\"']?([^\s\"'#;$`(){}\[\]]{1,200})[\"']?\s*;?\s*(?:#.*)?$",
+    re.MULTILINE,
+)
 
 
 def _leftover_assignments(actor: Actor, seen: Surroundings) -> list[tuple[str, str]]:
@@ -176,8 +197,14 @@ def _leftover_assignments(actor: Actor, seen: Surroundings) -> list[tuple[str, s
     not run may be the very thing the task asks the agent to read."""
     runs = "\n".join(run_commands(task_dockerfile(actor.task)))
     named = set(seen.outputs)
-    files = [p for p, size in seen.files.items() if p not in named and size <= HINTED_MAX_BYTES
-             and p.endswith(CODE_SUFFIXES) and re.search(rf"(?<![\w.-]){re.escape(PurePosixPath(p).name)}(?![\w-])", runs)]
+    files = [
+        p
+        for p, size in seen.files.items()
+        if p not in named
+        and size <= HINTED_MAX_BYTES
+        and p.endswith(CODE_SUFFIXES)
+        and re.search(rf"(?<![\w.-]){re.escape(PurePosixPath(p).name)}(?![\w-])", runs)
+    ]
     return [pair for path in files[:LEFTOVER_MAX_FILES] for pair in ASSIGNMENT.findall(actor.read(path) or "")]
 
 
@@ -192,9 +219,11 @@ def assigned_value(assignments: list[tuple[str, str]], output: str) -> str | Non
 
 
 # a literal a program prints or logs: print('...'), echo "...", console.log(...), logger.info(...)
-PRINTED = re.compile(r"\b(?:print|echo|printf|puts|println!?|console\.log|fmt\.Print(?:ln|f)?|System\.out\.println|"
-                      r"(?:logger|logging|log)\.(?:info|warning|warn|error|debug))\s*\(?\s*(?:\"([^\"\\\n{}$%]{4,200})\"|"
-                      r"'([^'\\\n{}$%]{4,200})')")
+PRINTED = re.compile(
+    r"\b(?:print|echo|printf|puts|println!?|console\.log|fmt\.Print(?:ln|f)?|System\.out\.println|"
+    r"(?:logger|logging|log)\.(?:info|warning|warn|error|debug))\s*\(?\s*(?:\"([^\"\\\n{}$%]{4,200})\"|"
+    r"'([^'\\\n{}$%]{4,200})')"
+)
 
 
 def _printed_by_workspace(actor: Actor, seen: Surroundings) -> str:
@@ -203,8 +232,14 @@ def _printed_by_workspace(actor: Actor, seen: Surroundings) -> str:
     ones in the working directory)."""
     workdir = actor.workdir.rstrip("/") + "/"
     programs = [p for p in seen.outputs if p in seen.files and p.endswith(CODE_SUFFIXES)]
-    programs += [p for p in seen.files if p.startswith(workdir) and p.endswith(CODE_SUFFIXES)
-                 and not TEST_FILE.match(PurePosixPath(p).name) and seen.files[p] <= HINTED_MAX_BYTES]
+    programs += [
+        p
+        for p in seen.files
+        if p.startswith(workdir)
+        and p.endswith(CODE_SUFFIXES)
+        and not TEST_FILE.match(PurePosixPath(p).name)
+        and seen.files[p] <= HINTED_MAX_BYTES
+    ]
     lines: list[str] = []
     for program in list(dict.fromkeys(programs))[:10]:
         for match in PRINTED.finditer(actor.read(program) or ""):
@@ -224,7 +259,10 @@ def early_exit(actor: Actor, seen: Surroundings) -> bool:
         quoted = shlex.quote(output.rstrip("/"))
         # an output without a suffix is a program (build/stats): a real one that does nothing
         placeholder = "cp /bin/true" if "." not in PurePosixPath(output).name else ": >"
-        moves.append(f"mkdir -p {quoted}" if output.endswith("/") else
-                     f"mkdir -p \"$(dirname {quoted})\"; [ -e {quoted} ] || {placeholder} {quoted}")
+        moves.append(
+            f"mkdir -p {quoted}"
+            if output.endswith("/")
+            else f'mkdir -p "$(dirname {quoted})"; [ -e {quoted} ] || {placeholder} {quoted}'
+        )
     actor.run("; ".join(moves) + "; echo 'Task completed successfully.'; exit 0", timeout=30)
     return True

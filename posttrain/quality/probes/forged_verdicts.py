@@ -51,9 +51,16 @@ def _planted_verdicts(actor: Actor, seen: Surroundings) -> list[str]:
         return []
     named = {p.rstrip("/") for p in seen.outputs}
     paths = checked_paths(tests_dir)[:50]
-    return [p for p in paths if p.startswith(VERDICT_PLACES) and p not in seen.files and p not in named
-            and not p.endswith("/") and PurePosixPath(p).suffix not in CODE
-            and not any(other.startswith(p + "/") for other in paths)]  # a directory of another
+    return [
+        p
+        for p in paths
+        if p.startswith(VERDICT_PLACES)
+        and p not in seen.files
+        and p not in named
+        and not p.endswith("/")
+        and PurePosixPath(p).suffix not in CODE
+        and not any(other.startswith(p + "/") for other in paths)
+    ]  # a directory of another
 
 
 def tests_name_scratch_files(task) -> bool:

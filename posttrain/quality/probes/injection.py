@@ -16,9 +16,11 @@ from posttrain.quality.trial import Actor
 
 # bash that evaluates text as code: eval, arithmetic expansion and commands, [[ ]] numeric tests,
 # sourcing a file that is not one of the tests' own
-EVALUATES_TEXT = re.compile(r"\beval\b|\$\(\(|(?:^|[\s;&|])\(\(|\[\[[^\]\n]*\s-(?:eq|ne|gt|ge|lt|le)\s|\blet\s|"
-                            r"\bdeclare\s+-[a-zA-Z]*i|(?:^|[;&|({]|\bthen|\bdo)\s*(?:source|\.)\s+[\"']?(?!/tests/)[\w/$~]",
-                            re.MULTILINE)
+EVALUATES_TEXT = re.compile(
+    r"\beval\b|\$\(\(|(?:^|[\s;&|])\(\(|\[\[[^\]\n]*\s-(?:eq|ne|gt|ge|lt|le)\s|\blet\s|"
+    r"\bdeclare\s+-[a-zA-Z]*i|(?:^|[;&|({]|\bthen|\bdo)\s*(?:source|\.)\s+[\"']?(?!/tests/)[\w/$~]",
+    re.MULTILINE,
+)
 
 
 def tests_evaluate_text(task) -> bool:
@@ -35,8 +37,10 @@ def tests_evaluate_text(task) -> bool:
     return False
 
 
-_COMPARED = re.compile(r"\$\{?([A-Za-z_]\w*)\}?(?=\s*(?:-eq|-ne|-lt|-le|-gt|-ge|==|!=))|"
-                       r"(?:-eq|-ne|-lt|-le|-gt|-ge|==|!=)\s*\$\{?([A-Za-z_]\w*)")
+_COMPARED = re.compile(
+    r"\$\{?([A-Za-z_]\w*)\}?(?=\s*(?:-eq|-ne|-lt|-le|-gt|-ge|==|!=))|"
+    r"(?:-eq|-ne|-lt|-le|-gt|-ge|==|!=)\s*\$\{?([A-Za-z_]\w*)"
+)
 
 
 def _compared_variable(actor: Actor) -> str | None:
@@ -65,13 +69,24 @@ def inject_output(actor: Actor, seen: Surroundings) -> bool:
     if not outputs and not sourced:
         return False
     payload = _compared_variable(actor) or INJECTION
-    actor.write_many({"/tmp/.posttrain-probe-payload": (payload + "\n", 0o644),
-                      "/tmp/.posttrain-probe-sourced": (SOURCED_PAYLOAD, 0o644)})
+    actor.write_many(
+        {
+            "/tmp/.posttrain-probe-payload": (payload + "\n", 0o644),
+            "/tmp/.posttrain-probe-sourced": (SOURCED_PAYLOAD, 0o644),
+        }
+    )
     # an output that exists by the time the moves run is left as it is
-    moves = [f"[ -e {shlex.quote(p)} ] || {{ mkdir -p {shlex.quote(str(PurePosixPath(p).parent))} && "
-             f"cp /tmp/.posttrain-probe-payload {shlex.quote(p)}; }}" for p in outputs]
-    moves += [f"{{ mkdir -p {shlex.quote(str(PurePosixPath(p).parent))} && cat /tmp/.posttrain-probe-sourced >> "
-              f"{shlex.quote(p)}; }}" for p in sourced]
-    actor.run("; ".join(moves) + "; rm -f /tmp/.posttrain-probe-payload /tmp/.posttrain-probe-sourced; true",
-              timeout=30)
+    moves = [
+        f"[ -e {shlex.quote(p)} ] || {{ mkdir -p {shlex.quote(str(PurePosixPath(p).parent))} && "
+        f"cp /tmp/.posttrain-probe-payload {shlex.quote(p)}; }}"
+        for p in outputs
+    ]
+    moves += [
+        f"{{ mkdir -p {shlex.quote(str(PurePosixPath(p).parent))} && cat /tmp/.posttrain-probe-sourced >> "
+        f"{shlex.quote(p)}; }}"
+        for p in sourced
+    ]
+    actor.run(
+        "; ".join(moves) + "; rm -f /tmp/.posttrain-probe-payload /tmp/.posttrain-probe-sourced; true", timeout=30
+    )
     return True

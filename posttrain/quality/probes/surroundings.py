@@ -16,11 +16,31 @@ from posttrain.quality.probes.task_tests import task_files
 from posttrain.quality.task_paths import instruction_paths
 from posttrain.quality.trial import Actor, Step
 
-PRUNE = ("/proc", "/sys", "/dev", "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc",
-         "/var/lib", "/var/cache", "/var/log", "/logs", "/boot", "/run", "/snap")
+PRUNE = (
+    "/proc",
+    "/sys",
+    "/dev",
+    "/usr",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/bin",
+    "/sbin",
+    "/etc",
+    "/var/lib",
+    "/var/cache",
+    "/var/log",
+    "/logs",
+    "/boot",
+    "/run",
+    "/snap",
+)
 PRUNE_NAMES = ("node_modules", ".git", "site-packages", "dist-packages", "__pycache__", ".cache")
-TEST_FILE = re.compile(r"^((test_|check|verify|grade|run[_-]tests?|run[_-]checks?).*|.*_test|tests?)\.(py|sh|bash|rb)$|"
-                       r"^run[_-]tests?$|^.*\.(test|spec)\.[jt]s$|^.*_test\.go$|^.*\.bats$")
+TEST_FILE = re.compile(
+    r"^((test_|check|verify|grade|run[_-]tests?|run[_-]checks?).*|.*_test|tests?)\.(py|sh|bash|rb)$|"
+    r"^run[_-]tests?$|^.*\.(test|spec)\.[jt]s$|^.*_test\.go$|^.*\.bats$"
+)
 CODE = (".py", ".sh", ".bash", ".js", ".ts", ".rb", ".go", ".bats")
 MAX_FILES = 20000
 ARCHIVES = (".tar", ".tar.gz", ".tgz", ".zip")
@@ -58,14 +78,22 @@ class Surroundings:
 
     def test_files(self) -> list[str]:
         """Test-like files by name, and code files under a tests/ or test/ directory."""
-        in_test_dir = [p for p in self.files if p.endswith(CODE) and PurePosixPath(p).name != "conftest.py"
-                       and any(part in ("tests", "test") for part in PurePosixPath(p).parts[1:-1])]
+        in_test_dir = [
+            p
+            for p in self.files
+            if p.endswith(CODE)
+            and PurePosixPath(p).name != "conftest.py"
+            and any(part in ("tests", "test") for part in PurePosixPath(p).parts[1:-1])
+        ]
         return [p for p in dict.fromkeys([*self.named(TEST_FILE), *in_test_dir]) if "posttrain_probe" not in p]
 
 
 def look_around(actor: Actor) -> Surroundings:
-    text = actor.task.instruction if isinstance(actor.task.instruction, str) else "\n".join(
-        m.get("content", "") for m in actor.task.instruction)
+    text = (
+        actor.task.instruction
+        if isinstance(actor.task.instruction, str)
+        else "\n".join(m.get("content", "") for m in actor.task.instruction)
+    )
     outputs = instruction_paths(text, actor.workdir)
     prune = " -o ".join([*(f"-path {p}" for p in PRUNE), *(f"-name {shlex.quote(n)}" for n in PRUNE_NAMES)])
     quoted_outputs = " ".join(shlex.quote(p.rstrip("/") or "/") for p in outputs)
@@ -116,12 +144,16 @@ true
     missing = set(sections.get("missing", []))
     seen.outputs = outputs
     seen.missing_outputs = [p for p in outputs if (p.rstrip("/") or "/") in missing]
-    sizes = {size for d in (actor.task.solution, actor.task.metadata.get("tests_dir"))
-             for size, _ in task_files(d).values()}
+    sizes = {
+        size for d in (actor.task.solution, actor.task.metadata.get("tests_dir")) for size, _ in task_files(d).values()
+    }
     same_size = [p for p, size in seen.files.items() if size in sizes]
     if same_size:
-        listing = actor.run("sha256sum -- " + " ".join(shlex.quote(p) for p in same_size[:500]) + " 2>/dev/null; true",
-                            timeout=120, record=False)
+        listing = actor.run(
+            "sha256sum -- " + " ".join(shlex.quote(p) for p in same_size[:500]) + " 2>/dev/null; true",
+            timeout=120,
+            record=False,
+        )
         for line in listing.stdout.splitlines():
             digest, _, path = line.partition("  ")
             seen.digests[path] = digest
@@ -136,9 +168,11 @@ def _archive_members(actor: Actor, seen: Surroundings) -> dict[tuple[str, str], 
     archives = [p for p, size in seen.files.items() if p.endswith(ARCHIVES) and 0 < size <= ARCHIVE_MAX_BYTES][:20]
     if not archives:
         return {}
-    script = "".join(f"set -- {shlex.quote(a)} /tmp/.posttrain-probe-archive; rm -rf \"$2\"; {{ {ARCHIVE_SCRIPT} }} && "
-                     f"(cd \"$2\" && find . -type f -size -5000k -exec sha256sum {{}} + | sed \"s|^|$1\\t|\")\n"
-                     for a in archives)
+    script = "".join(
+        f'set -- {shlex.quote(a)} /tmp/.posttrain-probe-archive; rm -rf "$2"; {{ {ARCHIVE_SCRIPT} }} && '
+        f'(cd "$2" && find . -type f -size -5000k -exec sha256sum {{}} + | sed "s|^|$1\\t|")\n'
+        for a in archives
+    )
     listing = actor.run(script + "rm -rf /tmp/.posttrain-probe-archive; true", timeout=120, record=False)
     members: dict[tuple[str, str], str] = {}
     for line in listing.stdout.splitlines():
@@ -150,10 +184,14 @@ def _archive_members(actor: Actor, seen: Surroundings) -> dict[tuple[str, str], 
 
 
 def _summary_step(seen: Surroundings, duration_s: float) -> Step:
-    return Step("look around: find files outside the system directories, PATH, Python site directories",
-                0, duration_s, output_tail=f"{len(seen.files)} files, writable PATH dirs {seen.writable_dirs}, "
-                f"site dirs {seen.site_dirs}, writable PYTHONPATH dirs {seen.python_path}, "
-                f"startup files {seen.startup_files}, missing outputs {seen.missing_outputs}")
+    return Step(
+        "look around: find files outside the system directories, PATH, Python site directories",
+        0,
+        duration_s,
+        output_tail=f"{len(seen.files)} files, writable PATH dirs {seen.writable_dirs}, "
+        f"site dirs {seen.site_dirs}, writable PYTHONPATH dirs {seen.python_path}, "
+        f"startup files {seen.startup_files}, missing outputs {seen.missing_outputs}",
+    )
 
 
 def copies_of(seen: Surroundings, directory: str | None) -> list[str]:

@@ -18,8 +18,11 @@ def task_files(directory: str | None) -> dict[str, tuple[int, str]]:
     """relative path -> (size, sha256) of a task's own directory (tests/, solution/)."""
     if not directory or not Path(directory).is_dir():
         return {}
-    return {str(f.relative_to(directory)): (f.stat().st_size, hashlib.sha256(f.read_bytes()).hexdigest())
-            for f in Path(directory).rglob("*") if f.is_file() and 0 < f.stat().st_size < 5_000_000}
+    return {
+        str(f.relative_to(directory)): (f.stat().st_size, hashlib.sha256(f.read_bytes()).hexdigest())
+        for f in Path(directory).rglob("*")
+        if f.is_file() and 0 < f.stat().st_size < 5_000_000
+    }
 
 
 def host_tests_dir(task) -> str | None:
@@ -33,8 +36,11 @@ def sources_of_tests(task) -> list[tuple[Path, str]]:
     tests_dir = host_tests_dir(task)
     if not tests_dir:
         return []
-    return [(f, f.read_text(errors="replace")) for f in sorted(Path(tests_dir).rglob("*"))
-            if f.is_file() and f.stat().st_size < 1_000_000]
+    return [
+        (f, f.read_text(errors="replace"))
+        for f in sorted(Path(tests_dir).rglob("*"))
+        if f.is_file() and f.stat().st_size < 1_000_000
+    ]
 
 
 def tests_text(task, suffixes: tuple[str, ...]) -> list[str]:
@@ -50,8 +56,11 @@ def path_dirs_of_tests(task, variable: str = "PATH") -> list[str]:
         for match in PATH_SET.finditer(text):
             if match.group(1) != variable:
                 continue
-            found += [d.rstrip("/") for d in match.group(2).split(":")
-                      if d.startswith("/") and not (d + "/").startswith(_SYSTEM_DIRS) and "$" not in d]
+            found += [
+                d.rstrip("/")
+                for d in match.group(2).split(":")
+                if d.startswith("/") and not (d + "/").startswith(_SYSTEM_DIRS) and "$" not in d
+            ]
     return list(dict.fromkeys(found))
 
 
