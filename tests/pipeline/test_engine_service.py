@@ -17,6 +17,7 @@ from posttrain.models.token_ids import chat_prompt_ids
 from posttrain.pipeline.engine_loop import CallAborted, EngineError
 from posttrain.pipeline.engine_service import EngineServer
 from posttrain.scheduler import Preempted
+from tests.conftest import assert_logprobs_match, expects_bit_equality
 
 
 def prompt(tokenizer, text):
@@ -63,9 +64,10 @@ def test_concurrent_callers_get_what_one_direct_call_gives(serve, tiny_model, to
     for t in threads:
         t.join(timeout=60)
     flat = [c for part in got for c in part]
-    assert [(c.request_id, c.token_ids, c.logprobs) for c in flat] == [
-        (c.request_id, c.token_ids, c.logprobs) for c in reference
-    ]
+    assert [(c.request_id, c.token_ids) for c in flat] == [(c.request_id, c.token_ids) for c in reference]
+    bit_equal = expects_bit_equality(tiny_model)  # batched with other callers: the same bits where rows are invariant
+    for served, direct in zip(flat, reference):
+        assert_logprobs_match(served.logprobs, direct.logprobs, bit_equal, served.request_id)
 
 
 def _perturbed(model):
