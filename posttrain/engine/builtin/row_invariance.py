@@ -26,7 +26,6 @@ import time
 from dataclasses import dataclass, field
 
 import torch
-import torch.nn.functional as F
 
 from posttrain.engine.builtin import onednn_linear
 from posttrain.engine.builtin.invariant_attention import attend_rows, invariant_attention
@@ -78,11 +77,22 @@ class RowInvariance:
 
 
 def _linear_paths(weight: torch.Tensor):
-    """(engine, trainer): the two ways a OneDNNLinear computes, or F.linear twice without oneDNN."""
-    if not onednn_linear.AVAILABLE:
-        return (lambda x: F.linear(x, weight)), (lambda x: F.linear(x, weight))
-    reordered = torch.ops.mkldnn._reorder_linear_weight(weight, 128)
-    return (lambda x: onednn_linear._onednn(x, reordered, None)), (lambda x: onednn_linear._onednn(x, weight, None))
+    """(engine, trainer): a OneDNNLinear holding `weight`, called as the engine calls it
+    (inference mode: the reordered weight) and as the trainer does (the plain weight); where
+    oneDNN is missing it falls back to F.linear on both sides, as the real layers do."""
+    layer = onednn_linear.OneDNNLinear(weight.shape[1], weight.shape[0], bias=False, dtype=weight.dtype)
+    with torch.no_grad():
+        layer.weight.copy_(weight)
+
+    def engine(x: torch.Tensor) -> torch.Tensor:
+        with torch.inference_mode():
+            return layer(x)
+
+    def trainer(x: torch.Tensor) -> torch.Tensor:
+        with torch.inference_mode(False), torch.no_grad():
+            return layer(x)
+
+    return engine, trainer
 
 
 def agreeing_row_counts(
@@ -138,8 +148,7 @@ def probe(
     probed = tuple(sorted({(k, min(n, PROBE_OUT_FEATURES)) for k, n in linear_shapes}))
     for in_features, out_features in probed:
         weight = torch.randn(out_features, in_features, generator=generator).to(dtype)
-        with torch.inference_mode():
-            agreeing &= set(agreeing_row_counts(*_linear_paths(weight), in_features, dtype))
+        agreeing &= set(agreeing_row_counts(*_linear_paths(weight), in_features, dtype))
     counts = tuple(sorted(agreeing))
     min_rows = next((m for m in ROW_COUNTS if all(c in agreeing for c in ROW_COUNTS if c >= m)), None)
     with torch.inference_mode():
