@@ -83,21 +83,24 @@ def torch_capability() -> str | None:
     return torch.backends.cpu.get_cpu_capability()
 
 
-def _best_seconds(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
-def _gflops(size: int, dtype, repeats: int) -> float:
+def matmul_gflops(size: int, dtype=None, repeats: int = 5, budget_s: float | None = None) -> float:
+    """Best-of-`repeats` torch.mm of size x size after a warm-up, in GFLOP/s, on the current
+    thread count. With `budget_s`, stops once that much time is spent (at least one timed run),
+    so a slow CPU or dtype bounds the time, not the result's meaning."""
     import torch
 
+    dtype = dtype or torch.float32
     a, b = torch.randn(size, size).to(dtype), torch.randn(size, size).to(dtype)
-    torch.mm(a, b)
-    return 2 * size**3 / _best_seconds(lambda: torch.mm(a, b), repeats) / 1e9
+    started = time.perf_counter()
+    torch.mm(a, b)  # warm-up
+    best = float("inf")
+    for _ in range(repeats):
+        if budget_s is not None and best < float("inf") and time.perf_counter() - started > budget_s:
+            break
+        began = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - began)
+    return 2 * size**3 / best / 1e9
 
 
 @functools.cache
@@ -113,10 +116,10 @@ def bf16_matmul_probe() -> dict:
     torch.set_num_threads(1)
     try:
         size = 64
-        fp32, bf16 = _gflops(size, torch.float32, 20), _gflops(size, torch.bfloat16, 3)
+        fp32, bf16 = matmul_gflops(size, torch.float32, 20), matmul_gflops(size, torch.bfloat16, 3)
         if bf16 / fp32 >= CLEARLY_EMULATED_RATIO:
             size = 512
-            fp32, bf16 = _gflops(size, torch.float32, 5), _gflops(size, torch.bfloat16, 3)
+            fp32, bf16 = matmul_gflops(size, torch.float32, 5), matmul_gflops(size, torch.bfloat16, 3)
     finally:
         torch.set_num_threads(threads)
     ratio = bf16 / fp32

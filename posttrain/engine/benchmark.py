@@ -237,19 +237,9 @@ def _warm_up(engine, prompt: list[int]) -> None:
 def matmul_peak_flops(
     size: int = 2048, repeats: int = 5, dtype: torch.dtype = torch.float32, budget_s: float = 5.0
 ) -> float:
-    """Best-of-`repeats` torch.mm of size x size: the CPU's practical peak FLOP/s. Stops early
-    once `budget_s` is spent, so a slow CPU or dtype bounds the time, not the result's meaning."""
-    a, b = torch.randn(size, size, dtype=dtype), torch.randn(size, size, dtype=dtype)
-    started = time.perf_counter()
-    torch.mm(a, b)  # warm-up
-    best = float("inf")
-    for _ in range(repeats):
-        if best < float("inf") and time.perf_counter() - started > budget_s:
-            break
-        began = time.perf_counter()
-        torch.mm(a, b)
-        best = min(best, time.perf_counter() - began)
-    return 2 * size**3 / best
+    """The CPU's practical peak FLOP/s: the best of `repeats` size x size products, within
+    `budget_s` (cpu.matmul_gflops)."""
+    return cpu.matmul_gflops(size, dtype, repeats, budget_s) * 1e9
 
 
 def bf16_peak_flops() -> tuple[float | None, str | None]:
