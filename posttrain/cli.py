@@ -47,17 +47,41 @@ def train_command(
 ) -> None:
     """Train a policy with RL (GRPO, RLOO, REINFORCE++; PPO-clip or GSPO loss) on the config's
     domains. Writes OUT/config.toml, metrics.jsonl, trajectories.sqlite, checkpoints/step-N/
-    and summary.json (held-out accuracy before/after with a bootstrap 95% interval)."""
+    and summary.json (held-out accuracy before/after with a bootstrap 95% interval). With an
+    [sft] table, the supervised warm start (see `posttrain sft`) runs first, into OUT/sft/."""
     from posttrain.pipeline.driver import train
 
+    _run_resumable("train", train, config, out, resume)
+
+
+def _run_resumable(verb: str, run, config: Path | None, out: Path, resume: bool) -> None:
+    """Run a resumable job; one error line on bad input, the --resume command on Ctrl-C."""
     try:
-        summary = train(config, out, resume=resume, console=console)
+        summary = run(config, out, resume=resume, console=console)
     except PosttrainError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
-        console.print(f"interrupted; continue with: posttrain train --resume --out {out}", highlight=False)
+        console.print(f"interrupted; continue with: posttrain {verb} --resume --out {out}", highlight=False)
         raise typer.Exit(code=130) from None
     print(json.dumps(summary, indent=2))
+
+
+@app.command("sft")
+def sft_command(
+    config: Path | None = typer.Argument(None, help="Run config (TOML) with an [sft] table. Not needed with --resume."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output directory to create (or continue, with --resume)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the SFT run in --out from its last checkpoint."),
+) -> None:
+    """Supervised warm start for agents: demonstrations (each training task's reference steps
+    replayed through the agent's tool format, kept when its verifier passes), then rejection
+    sampling rounds (the policy's own passed episodes). The loss covers only the model's own
+    tokens, as in multi-turn RL. Writes OUT/demonstrations.jsonl, accepted-R.jsonl,
+    metrics.jsonl, eval_base.json, eval_sft.json, checkpoints/ and OUT/model, a Hugging Face
+    directory that `[model] name = "hf:OUT/model"` and `posttrain eval --model hf:OUT/model` take.
+    A train config with an [sft] table runs this stage before RL by itself."""
+    from posttrain.pipeline.sft.stage import sft
+
+    _run_resumable("sft", sft, config, out, resume)
 
 
 def _register_subcommands() -> None:

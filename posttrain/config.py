@@ -16,6 +16,10 @@ from posttrain.errors import ConfigError
 EXTRACTORS = ("full", "last_line", "answer_tag", "boxed", "last_number")
 
 
+# The agent's tool names (posttrain.agent.tools defines them; a test keeps the two in step).
+AGENT_TOOLS = ("bash", "read_file", "write_file", "edit_file", "list_dir", "finish", "rollback")
+
+
 class AgentConfig(BaseModel):
     """Budgets and recovery settings of the agent loop (the `[agent]` table of a config)."""
 
@@ -36,6 +40,23 @@ class AgentConfig(BaseModel):
     checkpoint_every: int = Field(1, ge=1, description="snapshot after every N good turns")
     scratch_notes: bool = Field(True, description="budget warnings and recovery notes in the scratch layer")
     parallel_tools: int = Field(4, ge=1, description="episodes whose tools run at once")
+    tools: list[str] | None = Field(
+        None,
+        description='the tools the agent is offered (e.g. ["bash", "finish"]); fewer tools make a shorter '
+        "system prompt, which every episode prefills and trains through; default: all",
+    )
+
+    @field_validator("tools")
+    @classmethod
+    def _known_tools(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return value
+        unknown = sorted(set(value) - set(AGENT_TOOLS))
+        if unknown:
+            raise ValueError(f"unknown tool(s) {', '.join(unknown)}; the agent's tools are {', '.join(AGENT_TOOLS)}")
+        if "finish" not in value:
+            raise ValueError("must include finish: an episode ends when the agent calls it")
+        return value
 
 
 class _Strict(BaseModel):
@@ -143,7 +164,9 @@ class RolloutConfig(_Strict):
 class AlgorithmConfig(_Strict):
     advantage: Literal["grpo", "rloo", "reinforce_pp"] = "grpo"
     normalize_std: bool = True
-    loss: Literal["ppo_clip", "gspo"] = "ppo_clip"
+    loss: Literal["ppo_clip", "gspo", "nll"] = Field(
+        "ppo_clip", description="nll: supervised (the SFT stage); the advantages are ignored"
+    )
     clip_low: float = Field(0.2, ge=0)
     clip_high: float = Field(0.28, ge=0)
     aggregation: Literal["token_mean", "seq_mean"] = "token_mean"
@@ -218,6 +241,31 @@ class AsyncConfig(_Strict):
     )
 
 
+class SFTConfig(_Strict):
+    """`[sft]`: the supervised warm start on agent transcripts (`posttrain sft`, or a stage before
+    RL in a train config): demonstrations from the tasks' reference solutions, replayed through
+    the agent's tool format and kept only when the verifier passes them, then rounds of rejection
+    sampling (the policy's own episodes that passed: expert iteration)."""
+
+    demonstrations: int = Field(256, ge=0, description="training tasks to demonstrate with their reference steps")
+    data: list[str] = Field(
+        default_factory=list,
+        description="more transcripts: JSONL files written by an earlier SFT run (demonstrations.jsonl, "
+        "accepted-*.jsonl); relative paths from the config file",
+    )
+    epochs: int = Field(2, ge=1, description="passes over the demonstrations")
+    batch_size: int = Field(16, ge=1, description="transcripts per optimizer step")
+    lr: float = Field(5e-5, gt=0)
+    warmup_steps: int = Field(5, ge=0)
+    rejection_rounds: int = Field(1, ge=0, description="expert-iteration rounds after the demonstrations")
+    rejection_tasks: int = Field(64, ge=1, description="training tasks sampled per rejection round")
+    rejection_samples: int = Field(4, ge=1, description="episodes per task in a rejection round")
+    rejection_temperature: float = Field(1.0, gt=0)
+    rejection_epochs: int = Field(1, ge=1, description="passes over a round's accepted episodes")
+    checkpoint_every: int = Field(20, ge=1, description="optimizer steps between checkpoints")
+    evaluate: bool = Field(True, description="held-out pass@1 of the base model before and of the result after")
+
+
 class RunConfig(_Strict):
     seed: int = 0
     threads: int | None = Field(None, ge=1, description="torch threads; default: all cores")
@@ -229,6 +277,7 @@ class RunConfig(_Strict):
     optim: OptimConfig = Field(default_factory=OptimConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+    sft: SFTConfig | None = Field(None, description="a supervised warm start before RL (see SFTConfig)")
     mode: Literal["sync", "async"] = Field(
         "sync",
         description="sync: generate, then train; async: generation and training overlap under [async] max_staleness",

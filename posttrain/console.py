@@ -13,7 +13,9 @@ console = Console(stderr=True)
 
 def fail(message: str) -> None:
     """Print `error: message` on one line and exit with status 2 (bad input, not a crash)."""
-    console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    from rich.markup import escape  # a message may name a table: "[sft]" is text, not markup
+
+    console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
 
 

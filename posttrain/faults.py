@@ -9,6 +9,7 @@ the process passes POINT, ACTION happens:
 Points: `generation-vK` (an engine step with calls in flight while the engine holds policy
 version K), `train_step` (after the optimizer step, before anything of the step is written),
 `checkpoint_write` (the checkpoint's files are in its temp directory, not yet renamed),
+`sft_step` (an SFT optimizer step done, not yet recorded),
 `rollout_job` (a rollout worker mid-episode: the engine has answered, the result is not yet
 returned), `engine_step` (inside the engine loop).
 With `POSTTRAIN_FAULTS_ONCE=DIR`, each entry fires once across every process that shares DIR

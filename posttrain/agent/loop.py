@@ -65,10 +65,11 @@ class _Episode:
     seed: int | None = None
 
 
-def system_prompt() -> str:
+def system_prompt(tools: list[str] | None = None) -> str:
     """The tools' JSON schemas, rendered as signatures: the same contract in a third of the
-    tokens, which a small model's context (and the prefill) can afford."""
-    return SYSTEM_PROMPT.format(tools="\n".join(_signature(s) for s in tool_schemas()))
+    tokens, which a small model's context (and the prefill) can afford. `tools`: only these
+    (the `[agent] tools` setting); default all."""
+    return SYSTEM_PROMPT.format(tools="\n".join(_signature(s) for s in tool_schemas(tools)))
 
 
 def _signature(schema: dict) -> str:
@@ -98,7 +99,7 @@ def run_episodes(
     depend on the episode alone."""
     config = config or AgentConfig()
     chat = ChatTokens(tokenizer)
-    system = system_prompt()
+    system = system_prompt(config.tools)
     cap = max_live or len(tasks) or 1
     pending = list(range(len(tasks)))
     episodes: list[_Episode | None] = [None] * len(tasks)
@@ -215,7 +216,7 @@ def _take_turn(episode: _Episode, view: EpisodeView, reply: Reply, generate_s: f
                 ToolCallRecord("", call.raw[:500], outcome.observation(), outcome.error.value, None, 0.0)
             )
             continue
-        checked = validate_call(call.name, call.arguments)
+        checked = validate_call(call.name, call.arguments, config.tools)
         if isinstance(checked, ToolResult):
             record.tool_calls.append(
                 ToolCallRecord(call.name, call.arguments, checked.observation(), checked.error.value, None, 0.0)

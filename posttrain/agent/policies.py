@@ -8,16 +8,21 @@ continuous batching and the prefix cache work across episodes.
     OraclePolicy    uploads the task's solution/ and runs solution/solve.sh, then finishes
     NopPolicy       finishes at once without touching anything
     ScriptedPolicy  replays given replies (raw text, so tests can send malformed calls)
+    DemonstrationPolicy  the task's reference steps as the model would send them: one bash
+                    call per turn, then finish, as token ids (a supervised warm start trains on them)
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from posttrain.agent.tool_calls import format_call
 from posttrain.engine.interface import GenerationRequest, SamplingParams
+from posttrain.errors import TaskSourceError
+from posttrain.models.chat_tokens import ChatTokens
 
 
 @dataclass
@@ -129,3 +134,52 @@ class ScriptedPolicy(Policy):
 
     def act(self, views: list[EpisodeView]) -> list[Reply]:
         return [Reply(self.replies[v.turn] if v.turn < len(self.replies) else format_call("finish", {})) for v in views]
+
+
+def reference_steps(task) -> list[str]:
+    """The task's reference solution as bash commands, one per tool call: from the generator
+    (`metadata["reference_steps"]`) or the task's solution/steps.json."""
+    steps = task.metadata.get("reference_steps")
+    where = f"task {task.id}: metadata reference_steps"
+    if steps is None and getattr(task, "solution", None):
+        file = Path(task.solution) / "steps.json"
+        if file.is_file():
+            where = str(file)
+            try:
+                steps = json.loads(file.read_text())
+            except json.JSONDecodeError as exc:
+                raise TaskSourceError(f"{file}: not valid JSON ({exc.msg})") from None
+    if steps is None:
+        raise TaskSourceError(
+            f"task {task.id}: no reference steps to demonstrate (a generated task has them; a Harbor task "
+            "needs solution/steps.json, a JSON list of bash commands)"
+        )
+    if not isinstance(steps, list) or not steps or not all(isinstance(c, str) and c.strip() for c in steps):
+        raise TaskSourceError(f"{where}: must be a non-empty list of bash commands")
+    return steps
+
+
+class DemonstrationPolicy(Policy):
+    """Replays each task's reference steps in the agent's own format: turn k sends step k as one
+    bash call, the turn after the last step calls finish. The replies carry token ids exactly as
+    a model would have produced them (the text, then the end-of-turn token), so an episode's
+    training segments are a demonstration in the agent loop's token format."""
+
+    name = "demonstration"
+    uses_model = True  # its replies are tokens to train on
+
+    def __init__(self, tokenizer) -> None:
+        self.chat = ChatTokens(tokenizer)
+        self.stop = self.chat.end_of_turn[:1]
+
+    def act(self, views: list[EpisodeView]) -> list[Reply]:
+        replies = []
+        for view in views:
+            steps = reference_steps(view.task)
+            if view.turn < len(steps):
+                text = format_call("bash", {"command": steps[view.turn]})
+            else:
+                text = format_call("finish", {})
+            ids = self.chat.encode(text) + self.stop
+            replies.append(Reply(text, ids, [0.0] * len(ids)))  # not sampled: no engine logprobs
+        return replies

@@ -237,11 +237,13 @@ def tool_schemas(names: list[str] | None = None) -> list[dict]:
     return [TOOLS[n].schema() for n in (names or list(TOOLS))]
 
 
-def validate_call(name: str, arguments: Any) -> tuple[Tool, _Args] | ToolResult:
-    """The tool and its parsed arguments, or the error result the model should see."""
-    tool = TOOLS.get(name)
+def validate_call(name: str, arguments: Any, offered: list[str] | None = None) -> tuple[Tool, _Args] | ToolResult:
+    """The tool and its parsed arguments, or the error result the model should see.
+    `offered`: the tools this agent was given (default all)."""
+    names = offered or list(TOOLS)
+    tool = TOOLS.get(name) if name in names else None
     if tool is None:
-        return ToolResult(f"unknown tool {name!r}; the tools are: {', '.join(TOOLS)}", ErrorCode.UNKNOWN_TOOL)
+        return ToolResult(f"unknown tool {name!r}; the tools are: {', '.join(names)}", ErrorCode.UNKNOWN_TOOL)
     if not isinstance(arguments, dict):
         return ToolResult(
             f"{name}: arguments must be a JSON object, got {json.dumps(arguments)[:200]}", ErrorCode.BAD_ARGUMENTS

@@ -23,34 +23,67 @@ from posttrain.pipeline.build import build_mixture
 from posttrain.pipeline.inline_rollouts import InlineRollouts
 from posttrain.pipeline.rollout_job import run_rollout_job
 from posttrain.pipeline.rollout_source import RolloutSource
-from posttrain.pipeline.run_outputs import RunOutputs, save_step_checkpoint
+from posttrain.pipeline.run_outputs import RunOutputs, load_eval, save_step_checkpoint
 from posttrain.pipeline.scheduled_rollouts import ScheduledRollouts
+from posttrain.pipeline.sft.stage import run_sft_stage
+from posttrain.pipeline.stage_summary import stages_summary
 from posttrain.pipeline.starting_point import StartingPoint, starting_point
 from posttrain.pipeline.step_metrics import StepMetrics
 from posttrain.pipeline.step_scoring import score_step, trajectory_rows
 from posttrain.pipeline.training_run import TrainingRun, prepare_run, set_torch_threads_and_seed
 from posttrain.scheduler.job import JobFunction
+from posttrain.storage.atomic import write_json_atomic
 from posttrain.tasks.domains import DomainMixture
 from posttrain.train.trainer import PolicyTrainer, finite_or_raise
 
 
 def train(config_path: Path | None, out: Path, resume: bool = False, console=None) -> dict:
-    """`posttrain train CONFIG --out RUN_DIR [--resume]` -> summary.json's content."""
+    """`posttrain train CONFIG --out RUN_DIR [--resume]` -> summary.json's content. With an
+    `[sft]` table the supervised warm start runs first (into RUN_DIR/sft/) and RL starts from
+    its model; summary.json then compares base, SFT and RL on the same held-out items."""
     run = prepare_run(config_path, out, resume)
     set_torch_threads_and_seed(run.config)
     mixture = build_mixture(
         run.config, run.config_dir, quality_dir=run.run_dir.root / "quality", log=_gate_log(console)
     )
-    return run_rl(run, mixture, resume, console=console)
+    if run.config.sft is None:
+        return run_rl(run, mixture, resume, console=console)
+    rd = run.run_dir
+    warm = run_sft_stage(
+        run.config,
+        rd.root / "sft",
+        mixture,
+        load_tokenizer(run.config.model.name),
+        run.config_dir,
+        resume=resume,
+        console=console,
+    )
+    if warm.sft is not None and not rd.eval_before.is_file():  # RL's "before" is the warm-started model
+        write_json_atomic(rd.eval_before, warm.sft.to_json())
+    summary = run_rl(run, mixture, resume, console=console, initial_weights=warm.model_dir)
+    if warm.base is not None and warm.sft is not None:
+        after = load_eval(rd.eval_after)
+        summary.update(
+            stages_summary(warm.base, warm.sft, after, samples=run.config.train.bootstrap_samples, seed=run.config.seed)
+        )
+        write_json_atomic(rd.summary, summary)
+    return summary
 
 
 def run_rl(
-    run: TrainingRun, mixture: DomainMixture, resume: bool, console=None, job_fn: JobFunction = run_rollout_job
+    run: TrainingRun,
+    mixture: DomainMixture,
+    resume: bool,
+    console=None,
+    job_fn: JobFunction = run_rollout_job,
+    initial_weights: Path | None = None,
 ) -> dict:
+    """The RL loop. `initial_weights`: a model folder to start from instead of [model] name
+    (the warm start's); a checkpoint of this run, when resuming, wins over both."""
     config, rd = run.config, run.run_dir
     heldout = mixture.heldout()
     tokenizer = load_tokenizer(config.model.name)
-    start = starting_point(config, rd.checkpoints, resume, tokenizer, mixture)
+    start = starting_point(config, rd.checkpoints, resume, tokenizer, mixture, initial_weights)
     trainer = start.trainer
     rollouts = open_rollouts(config, start, tokenizer, mixture, rd.root, job_fn)
     try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from posttrain.agent.loop import AgentConfig, run_episodes
 from posttrain.agent.policies import ModelPolicy
@@ -10,19 +10,32 @@ from posttrain.engine.interface import InferenceEngine, SamplingParams
 from posttrain.pipeline.rollout import generate_groups
 from posttrain.tasks.records import Task
 
+MAX_LIVE_EPISODES = 128  # sandboxes open at once; the builtin engine decodes up to 128 sequences together
+
 
 @dataclass
 class EvalResult:
     per_item: dict[str, float]  # task id -> 1.0 if passed else 0.0
     per_domain: dict[str, float]
     overall: float
+    per_family: dict[str, float] = field(default_factory=dict)  # generated terminal tasks, by family
 
     def to_json(self) -> dict:
-        return {"overall": self.overall, "per_domain": self.per_domain, "per_item": self.per_item}
+        return {
+            "overall": self.overall,
+            "per_domain": self.per_domain,
+            "per_family": self.per_family,
+            "per_item": self.per_item,
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> EvalResult:
-        return cls(per_item=data["per_item"], per_domain=data["per_domain"], overall=data["overall"])
+        return cls(
+            per_item=data["per_item"],
+            per_domain=data["per_domain"],
+            overall=data["overall"],
+            per_family=data.get("per_family", {}),
+        )
 
 
 def evaluate(
@@ -40,19 +53,27 @@ def evaluate(
     params = SamplingParams(n=1, temperature=0.0, max_tokens=max_tokens)
     per_item: dict[str, float] = {}
     by_domain: dict[str, list[float]] = {}
+    by_family: dict[str, list[float]] = {}
     terminal = [t for t in tasks if t.kind == "terminal"]
     if terminal:
         agent = agent or AgentConfig()
         policy = ModelPolicy(engine, tokenizer, SamplingParams(n=1, temperature=0.0, max_tokens=agent.reply_tokens))
         for trajectory, task in zip(
             run_episodes(
-                terminal, policy, tokenizer, agent, on_episode_end=(lambda _: on_progress(1)) if on_progress else None
+                terminal,
+                policy,
+                tokenizer,
+                agent,
+                on_episode_end=(lambda _: on_progress(1)) if on_progress else None,
+                max_live=MAX_LIVE_EPISODES,
             ),
             terminal,
         ):
             value = float(bool(trajectory.reward and trajectory.reward.passed))
             per_item[task.id] = value
             by_domain.setdefault(task.domain, []).append(value)
+            if task.metadata.get("family"):
+                by_family.setdefault(task.metadata["family"], []).append(value)
     answer = [t for t in tasks if t.kind != "terminal"]
     for start in range(0, len(answer), batch_size):
         chunk = answer[start : start + batch_size]
@@ -66,4 +87,5 @@ def evaluate(
             on_progress(len(chunk))
     per_domain = {d: sum(v) / len(v) for d, v in sorted(by_domain.items())}
     overall = sum(per_item.values()) / max(len(per_item), 1)
-    return EvalResult(per_item=per_item, per_domain=per_domain, overall=overall)
+    per_family = {f: sum(v) / len(v) for f, v in sorted(by_family.items())}
+    return EvalResult(per_item=per_item, per_domain=per_domain, overall=overall, per_family=per_family)

@@ -34,15 +34,20 @@ class StartingPoint:
 
 
 def starting_point(
-    config: RunConfig, checkpoints: Path, resume: bool, tokenizer, mixture: DomainMixture
+    config: RunConfig,
+    checkpoints: Path,
+    resume: bool,
+    tokenizer,
+    mixture: DomainMixture,
+    initial_weights: Path | None = None,
 ) -> StartingPoint:
-    """The run's start; on resume also moves `mixture` to where the checkpoint left it."""
+    """The run's start; on resume also moves `mixture` to where the checkpoint left it.
+    `initial_weights`: the policy (and KL reference) to start from instead of [model] name."""
     checkpoint = latest_checkpoint(checkpoints) if resume else None
     clean_partial_checkpoints(checkpoints)
-    trainer_model, engine_model = load_policy_pair(config, weights_from=checkpoint)
-    reference = (
-        load_model(config.model.name, "float32", seed=config.seed).eval() if config.algorithm.kl_coef > 0 else None
-    )
+    trainer_model, engine_model = load_policy_pair(config, weights_from=checkpoint or initial_weights)
+    reference_spec = str(initial_weights) if initial_weights else config.model.name
+    reference = load_model(reference_spec, "float32", seed=config.seed).eval() if config.algorithm.kl_coef > 0 else None
     trainer = PolicyTrainer(
         trainer_model,
         config.optim,

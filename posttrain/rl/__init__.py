@@ -7,6 +7,7 @@ from posttrain.rl.filters import informative_groups
 from posttrain.rl.importance import truncated_importance_weights
 from posttrain.rl.kl import kl_k1, kl_k3, kl_penalty
 from posttrain.rl.policy_loss import gspo_loss, ppo_clip_loss
+from posttrain.rl.supervised import nll_loss
 
 __all__ = [
     "AGGREGATION_MODES",
@@ -18,6 +19,7 @@ __all__ = [
     "kl_k1",
     "kl_k3",
     "kl_penalty",
+    "nll_loss",
     "ppo_clip_loss",
     "reinforce_pp_advantages",
     "rloo_advantages",

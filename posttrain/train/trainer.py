@@ -13,7 +13,7 @@ import time
 import torch
 
 from posttrain.config import AlgorithmConfig, OptimConfig
-from posttrain.rl import aggregate, gspo_loss, kl_penalty, ppo_clip_loss, truncated_importance_weights
+from posttrain.rl import aggregate, gspo_loss, kl_penalty, nll_loss, ppo_clip_loss, truncated_importance_weights
 from posttrain.train.logprobs import pad_right, token_logprobs
 from posttrain.train.microbatch import token_budget_microbatches
 from posttrain.train.samples import TrainSample
@@ -137,7 +137,9 @@ class PolicyTrainer:
         weights = None
         if self.algo.tis_cap is not None:
             weights = truncated_importance_weights(old, engine_lp, self.algo.tis_cap) * loss_mask
-        if self.algo.loss == "gspo":
+        if self.algo.loss == "nll":
+            loss, loss_stats = nll_loss(logprobs, loss_mask, self.algo.aggregation, normalizer)
+        elif self.algo.loss == "gspo":
             loss, loss_stats = gspo_loss(
                 logprobs, old, advantages, loss_mask, normalizer=normalizer, token_weights=weights
             )
@@ -169,7 +171,8 @@ class PolicyTrainer:
                 mismatch_sum=float(diff.sum()),
                 entropy_sum=float((entropy * loss_mask).sum()) if entropy is not None else 0.0,
                 kl_sum=kl_value,
-                clip_tokens=loss_stats["clip_fraction"] * float(loss_mask.sum()),
+                clip_tokens=loss_stats.get("clip_fraction", 0.0) * float(loss_mask.sum()),
+                nll_sum=loss_stats["nll"] * float(loss_mask.sum()) if "nll" in loss_stats else 0.0,
                 tis_sum=float(weights.sum()) if weights is not None else float(loss_mask.sum()),
             )
 
@@ -183,7 +186,14 @@ class _Totals:
     def __init__(self) -> None:
         self.loss = 0.0
         self.mismatch_max = 0.0
-        self.sums = {"mismatch_sum": 0.0, "entropy_sum": 0.0, "kl_sum": 0.0, "clip_tokens": 0.0, "tis_sum": 0.0}
+        self.sums = {
+            "mismatch_sum": 0.0,
+            "entropy_sum": 0.0,
+            "kl_sum": 0.0,
+            "clip_tokens": 0.0,
+            "tis_sum": 0.0,
+            "nll_sum": 0.0,
+        }
 
     def add(self, loss: float, mismatch_max: float, **sums: float) -> None:
         self.loss += loss
@@ -201,6 +211,7 @@ class _Totals:
             "kl": self.sums["kl_sum"] / n,
             "clip_fraction": self.sums["clip_tokens"] / n,
             "tis_weight_mean": self.sums["tis_sum"] / n,
+            "nll": self.sums["nll_sum"] / n,
         }
 
 

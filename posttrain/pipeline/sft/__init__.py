@@ -1,0 +1,1 @@
+"""The supervised warm start before RL: demonstrations, rejection sampling, the SFT loop."""

@@ -1,0 +1,366 @@
+"""The SFT stage: a supervised warm start on verified agent transcripts, before RL.
+
+    demonstrations  the training tasks' reference steps, replayed through the agent's tool
+                    format and kept when the verifier passes (demonstrations.jsonl)
+    train           `epochs` passes of next-token NLL on the model's own tokens (the loss mask
+                    of multi-turn RL), `batch_size` transcripts per optimizer step
+    rounds          rejection sampling: the policy's own episodes on fresh training tasks, the
+                    passed ones kept (accepted-R.jsonl) and trained on (expert iteration)
+    evaluate        held-out pass@1 of the base model (eval_base.json) and after (eval_sft.json)
+    model/          the final weights, a Hugging Face directory (`hf:DIR/model`)
+
+Every phase's data is written before it is trained on and checkpoints fall on phase ends too, so
+`--resume` after a kill redoes at most the steps since the last checkpoint, on the same batches."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from posttrain.config import AlgorithmConfig, OptimConfig, RunConfig, config_relative_path
+from posttrain.engine.factory import build_engine
+from posttrain.errors import PosttrainError
+from posttrain.faults import fault_point
+from posttrain.observe.metrics import JsonlMetricsSink, truncate_metrics_after
+from posttrain.pipeline.build import load_policy_pair
+from posttrain.pipeline.evaluation import EvalResult, evaluate
+from posttrain.pipeline.sft.demonstrations import collect_demonstrations
+from posttrain.pipeline.sft.rejection import rejection_sample
+from posttrain.pipeline.sft.transcripts import Transcript, read_transcripts, write_transcripts
+from posttrain.storage.atomic import write_json_atomic
+from posttrain.tasks.domains import DomainMixture
+from posttrain.train.checkpoint import (
+    clean_partial_checkpoints,
+    latest_checkpoint,
+    load_checkpoint_state,
+    restore_rng_state,
+    save_checkpoint,
+)
+from posttrain.train.trainer import PolicyTrainer, finite_or_raise
+
+
+@dataclass(frozen=True)
+class SFTDir:
+    root: Path
+
+    @property
+    def demonstrations(self) -> Path:
+        return self.root / "demonstrations.jsonl"
+
+    def accepted(self, round_: int) -> Path:
+        return self.root / f"accepted-{round_}.jsonl"
+
+    @property
+    def metrics(self) -> Path:
+        return self.root / "metrics.jsonl"
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.root / "checkpoints"
+
+    @property
+    def model(self) -> Path:
+        return self.root / "model"
+
+    @property
+    def eval_base(self) -> Path:
+        return self.root / "eval_base.json"
+
+    @property
+    def eval_sft(self) -> Path:
+        return self.root / "eval_sft.json"
+
+
+@dataclass
+class SFTOutcome:
+    model_dir: Path
+    base: EvalResult | None
+    sft: EvalResult | None
+    steps: int
+    wall_s: float
+
+
+def run_sft_stage(
+    config: RunConfig,
+    root: Path,
+    mixture: DomainMixture,
+    tokenizer,
+    config_dir: Path,
+    resume: bool = False,
+    console=None,
+) -> SFTOutcome:
+    """Run (or finish, or skip when done) the SFT stage into `root`; returns the model's folder."""
+    if config.sft is None:
+        raise PosttrainError("the config has no [sft] table")
+    started = time.perf_counter()
+    sd = SFTDir(root)
+    root.mkdir(parents=True, exist_ok=True)
+    say = _say(console)
+    if (sd.model / "config.json").is_file():
+        say(f"sft: done already ({sd.model})")
+        return SFTOutcome(sd.model, _load_eval(sd.eval_base), _load_eval(sd.eval_sft), 0, 0.0)
+    stage = _Stage(config, sd, mixture, tokenizer, config_dir, resume, say, console)
+    stage.run(config.sft.evaluate)
+    return SFTOutcome(sd.model, stage.base, stage.sft_result, stage.step, time.perf_counter() - started)
+
+
+class _Stage:
+    def __init__(self, config, sd: SFTDir, mixture, tokenizer, config_dir: Path, resume: bool, say, console) -> None:
+        self.config, self.sft, self.sd = config, config.sft, sd
+        self.mixture, self.tokenizer, self.say, self.console = mixture, tokenizer, say, console
+        self.extra = [t for p in self.sft.data for t in read_transcripts(config_relative_path(p, config_dir))]
+        if self.sft.demonstrations == 0 and not self.extra:
+            raise PosttrainError("[sft]: no data: demonstrations = 0 and no data files (set demonstrations or data)")
+        clean_partial_checkpoints(sd.checkpoints)
+        checkpoint = latest_checkpoint(sd.checkpoints) if resume else None
+        trainer_model, engine_model = load_policy_pair(config, weights_from=checkpoint)
+        optim = OptimConfig(
+            lr=self.sft.lr,
+            warmup_steps=self.sft.warmup_steps,
+            grad_clip=config.optim.grad_clip,
+            weight_decay=config.optim.weight_decay,
+            micro_batch_tokens=config.optim.micro_batch_tokens,
+            activation_checkpointing=config.optim.activation_checkpointing,
+        )
+        algorithm = AlgorithmConfig(loss="nll", tis_cap=None, dynamic_sampling=False)
+        self.trainer = PolicyTrainer(trainer_model, optim, algorithm, 1.0, pad_id=tokenizer.pad_token_id)
+        self.step = 0
+        if checkpoint is not None:
+            state, trainer_state = load_checkpoint_state(checkpoint)
+            self.step = state["step"]
+            self.trainer.load_state_dict(trainer_state)
+            restore_rng_state(trainer_state["rng"])
+            say(f"sft: resumed from {checkpoint.name}")
+        if resume:
+            truncate_metrics_after(sd.metrics, self.step)
+        self.engine = build_engine(config, engine_model, tokenizer, version=self.step)
+        self.metrics = JsonlMetricsSink(sd.metrics)
+        self.base: EvalResult | None = _load_eval(sd.eval_base)
+        self.sft_result: EvalResult | None = None
+        self.cursor = 0  # global step index while replaying the plan
+
+    def run(self, evaluate_heldout: bool) -> None:
+        heldout = self.mixture.heldout()
+        if evaluate_heldout and self.base is None:
+            self.base = self._evaluate(heldout, "eval base")
+            write_json_atomic(self.sd.eval_base, self.base.to_json())
+        demos = self._demonstrations()
+        self._train_phase("demonstrations", demos + self.extra, self.sft.epochs, phase_seed=0)
+        for round_ in range(1, self.sft.rejection_rounds + 1):
+            accepted = self._rejection_round(round_)
+            if accepted:
+                self._train_phase(f"round {round_}", accepted, self.sft.rejection_epochs, phase_seed=round_)
+        self._sync_engine()
+        result = self._evaluate(heldout, "eval sft") if evaluate_heldout else None
+        if result is not None:
+            write_json_atomic(self.sd.eval_sft, result.to_json())
+        self.sft_result = result
+        self._save_model()
+        self.metrics.close()
+
+    # ---- data ------------------------------------------------------------------------------
+
+    def _training_tasks(self, count: int, stream: int):
+        """`count` training tasks (never held-out ones), from a stream of their own per phase."""
+        draw = DomainMixture(list(self.mixture.domains.values()), seed=self.config.seed + 7919 * (stream + 1))
+        return draw.sample_step(0, count)
+
+    def _demonstrations(self) -> list[Transcript]:
+        if self.sft.demonstrations == 0:
+            return []
+        if self.sd.demonstrations.is_file():
+            return read_transcripts(self.sd.demonstrations)
+        tasks = self._training_tasks(self.sft.demonstrations, stream=0)
+        with self._episodes_bar("demonstrations", len(tasks)) as advance:
+            demos = collect_demonstrations(tasks, self.tokenizer, self.config.agent, on_episode_end=advance)
+        write_transcripts(self.sd.demonstrations, demos)
+        tokens = sum(d.trained_tokens for d in demos)
+        self.say(f"sft: {len(demos)} demonstrations verified ({tokens} trained tokens)")
+        return demos
+
+    def _rejection_round(self, round_: int) -> list[Transcript]:
+        path = self.sd.accepted(round_)
+        if path.is_file():
+            return read_transcripts(path)
+        self._sync_engine()
+        tasks = self._training_tasks(self.sft.rejection_tasks, stream=round_)
+        with self._episodes_bar(f"rejection round {round_}", len(tasks) * self.sft.rejection_samples) as advance:
+            outcome = rejection_sample(
+                self.engine,
+                self.tokenizer,
+                tasks,
+                self.sft.rejection_samples,
+                self.sft.rejection_temperature,
+                self.config.agent,
+                seed=self.config.seed + round_,
+                on_episode_end=advance,
+            )
+        write_transcripts(path, outcome.accepted)
+        self.metrics.write(
+            {
+                "step": self.step,
+                "round": round_,
+                "episodes": outcome.episodes,
+                "accepted": len(outcome.accepted),
+                "pass_rate": outcome.pass_rate,
+                "tasks_solved": outcome.tasks_solved,
+            }
+        )
+        self.say(
+            f"sft: rejection round {round_}: {len(outcome.accepted)} of {outcome.episodes} episodes passed "
+            f"({outcome.tasks_solved} of {len(tasks)} tasks)"
+        )
+        return outcome.accepted
+
+    # ---- training ----------------------------------------------------------------------------
+
+    def _train_phase(self, name: str, transcripts: list[Transcript], epochs: int, phase_seed: int) -> None:
+        batches = plan_batches(len(transcripts), self.sft.batch_size, epochs, seed=self.config.seed * 1009 + phase_seed)
+        first = self.cursor
+        self.cursor += len(batches)
+        if self.step >= self.cursor:  # done before a resume
+            return
+        with self._steps_bar(name, len(batches), self.step - first) as advance:
+            for offset, batch in enumerate(batches):
+                step = first + offset + 1
+                if step <= self.step:
+                    continue
+                samples = [s for i in batch for s in transcripts[i].samples()]
+                stats = self.trainer.step(samples)
+                finite_or_raise(stats)
+                fault_point("sft_step")
+                self.step = step
+                record = {"step": step, "phase": name, "transcripts": len(batch)}
+                record.update({k: stats[k] for k in ("nll", "loss", "grad_norm", "lr", "train_tokens", "train_time_s")})
+                self.metrics.write(record)
+                advance(f"nll {stats['nll']:.3f}")
+                if step % self.sft.checkpoint_every == 0 or offset == len(batches) - 1:
+                    self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        save_checkpoint(
+            self.sd.checkpoints,
+            self.step,
+            self.trainer.model,
+            self.tokenizer,
+            self.trainer.state_dict(),
+            {"stage": "sft"},
+            keep=1,
+        )
+
+    def _sync_engine(self) -> None:
+        self.engine.update_weights(self.trainer.model.named_parameters(), version=self.step)
+
+    def _save_model(self) -> None:
+        tmp = self.sd.root / ".tmp-model"
+        shutil.rmtree(tmp, ignore_errors=True)
+        self.trainer.model.save_pretrained(tmp, safe_serialization=True)
+        self.tokenizer.save_pretrained(tmp)
+        tmp.rename(self.sd.model)
+
+    # ---- evaluation and display --------------------------------------------------------------
+
+    def _evaluate(self, heldout, label: str) -> EvalResult:
+        with self._episodes_bar(label, len(heldout)) as advance:
+            result = evaluate(
+                self.engine,
+                self.tokenizer,
+                heldout,
+                self.config.train.eval_max_new_tokens or self.config.rollout.max_new_tokens,
+                self.config.rollout.system_prompt,
+                on_progress=lambda n: [advance() for _ in range(n)],
+                agent=self.config.agent,
+            )
+        self.say(f"sft: {label}: held-out pass@1 {result.overall:.3f} ({len(heldout)} items)")
+        return result
+
+    def _progress(self) -> Progress:
+        return Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[info]}"),
+            console=self.console,
+            transient=True,
+        )
+
+    def _episodes_bar(self, label: str, total: int):
+        return _Bar(self._progress(), label, total, 0)
+
+    def _steps_bar(self, label: str, total: int, done: int):
+        return _Bar(self._progress(), f"sft {label}", total, done)
+
+
+class _Bar:
+    """A progress bar as a context manager whose value is `advance(info="")`."""
+
+    def __init__(self, progress: Progress, label: str, total: int, done: int) -> None:
+        self.progress = progress
+        self.task = progress.add_task(label, total=total, completed=max(done, 0), info="")
+
+    def __enter__(self):
+        self.progress.__enter__()
+
+        def advance(info=None):
+            self.progress.advance(self.task, 1)
+            if isinstance(info, str):  # episode callbacks pass their trajectory: not shown
+                self.progress.update(self.task, info=info)
+
+        return advance
+
+    def __exit__(self, *exc) -> None:
+        self.progress.__exit__(*exc)
+
+
+def plan_batches(n: int, batch_size: int, epochs: int, seed: int) -> list[list[int]]:
+    """Each epoch a seeded shuffle of the n transcripts cut into batches (the last may be
+    smaller): the same plan every time, so a resumed stage trains on the same batches."""
+    batches = []
+    for epoch in range(epochs):
+        order = list(range(n))
+        random.Random(seed * 100_003 + epoch).shuffle(order)
+        batches += [order[i : i + batch_size] for i in range(0, n, batch_size)]
+    return batches
+
+
+def _load_eval(path: Path) -> EvalResult | None:
+    return EvalResult.from_json(json.loads(path.read_text())) if path.is_file() else None
+
+
+def _say(console):
+    if console is None:
+        return print
+    return lambda line: console.print(line, markup=False, highlight=False)
+
+
+def sft(config_path: Path | None, out: Path, resume: bool = False, console=None) -> dict:
+    """`posttrain sft CONFIG --out DIR [--resume]`: only the warm start, into DIR."""
+    from posttrain.models.loading import load_tokenizer
+    from posttrain.pipeline.build import build_mixture
+    from posttrain.pipeline.training_run import prepare_run, set_torch_threads_and_seed
+
+    run = prepare_run(config_path, out, resume)
+    if run.config.sft is None:
+        raise PosttrainError(f"{config_path or run.run_dir.config}: no [sft] table; posttrain sft needs one")
+    set_torch_threads_and_seed(run.config)
+    mixture = build_mixture(run.config, run.config_dir, quality_dir=out / "quality")
+    tokenizer = load_tokenizer(run.config.model.name)
+    outcome = run_sft_stage(run.config, out, mixture, tokenizer, run.config_dir, resume=resume, console=console)
+    summary = {
+        "model": f"hf:{outcome.model_dir}",
+        "steps": outcome.steps,
+        "wall_s": outcome.wall_s,
+        "heldout_pass_at_1": {
+            name: ({"overall": r.overall, **(r.per_family or r.per_domain)} if r else None)
+            for name, r in (("base", outcome.base), ("sft", outcome.sft))
+        },
+    }
+    write_json_atomic(out / "summary.json", summary)
+    return summary
