@@ -100,6 +100,9 @@ def _register_subcommands() -> None:
     from posttrain.pipeline.cli import app as pipeline_app
 
     app.add_typer(pipeline_app, name="pipeline")
+    from posttrain.tasks.cli import app as tasks_app
+
+    app.add_typer(tasks_app, name="tasks")
     from posttrain.quality.cli import inspect_command
 
     app.command("inspect")(inspect_command)

@@ -14,6 +14,7 @@ from posttrain.errors import ConfigError
 
 # the rules tasks.answer_extraction implements; named here so a config is checked without it
 EXTRACTORS = ("full", "last_line", "answer_tag", "boxed", "last_number")
+GENERATED_PREFIXES = ("reasoning-gym:", "terminal-gen:")  # sources whose tasks are generated, not read from a path
 
 
 # The agent's tool names (posttrain.agent.tools defines them; a test keeps the two in step).
@@ -80,16 +81,20 @@ class EngineConfig(_Strict):
 class DomainConfig(_Strict):
     name: str = Field(min_length=1)
     source: str = Field(
-        description="reasoning-gym:<generator>, jsonl:<path>, a path ending in .jsonl, or "
-        "harbor:<dir> (terminal tasks in Harbor format)"
+        description="reasoning-gym:<generator>, jsonl:<path>, a path ending in .jsonl, "
+        "harbor:<dir> (terminal tasks in Harbor format) or terminal-gen:<family>[,<family>...] / terminal-gen:all "
+        "(generated terminal tasks)"
     )
     kind: Literal["answer", "terminal"] = Field(
         "answer",
         description="answer: one reply per task; terminal: "
-        "multi-turn agent episodes in a sandbox (needs a harbor: source)",
+        "multi-turn agent episodes in a sandbox (needs a harbor: or terminal-gen: source)",
     )
     tags: list[str] = Field(default_factory=list, description="harbor: only tasks with all these tags")
     names: list[str] = Field(default_factory=list, description="harbor: only these task directories")
+    difficulty: list[int] | None = Field(
+        None, description="terminal-gen: the difficulties to generate (1, 2, 3, or a list); default all three"
+    )
     weight: float = Field(1.0, gt=0)
     heldout: int = Field(100, ge=0)
     seed: int = 0
@@ -101,7 +106,7 @@ class DomainConfig(_Strict):
     def _path_prefix(self) -> str | None:
         """What precedes the task path in `source`: jsonl:, harbor:, nothing (a bare .jsonl
         path), or None when the tasks are generated."""
-        if self.source.startswith("reasoning-gym:"):
+        if self.source.startswith(GENERATED_PREFIXES):
             return None
         return next((prefix for prefix in ("jsonl:", "harbor:") if self.source.startswith(prefix)), "")
 
@@ -119,19 +124,44 @@ class DomainConfig(_Strict):
     @field_validator("source")
     @classmethod
     def _known_source(cls, value: str) -> str:
-        if value.startswith(("reasoning-gym:", "jsonl:", "harbor:")) or value.endswith(".jsonl"):
+        if value.startswith((*GENERATED_PREFIXES, "jsonl:", "harbor:")) or value.endswith(".jsonl"):
             return value
         raise ValueError(
-            "must be 'reasoning-gym:<generator>', 'jsonl:<path>', 'harbor:<dir>' or a path ending in .jsonl"
+            "must be 'reasoning-gym:<generator>', 'jsonl:<path>', 'harbor:<dir>', "
+            "'terminal-gen:<family>[,<family>...]' or a path ending in .jsonl"
         )
+
+    @field_validator("difficulty", mode="before")
+    @classmethod
+    def _difficulties(cls, value: Any) -> Any:
+        values = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+        if isinstance(values, list):
+            if not values:
+                raise ValueError("needs at least one of 1, 2, 3")
+            for item in values:
+                if isinstance(item, bool) or item not in (1, 2, 3):
+                    raise ValueError(f"unknown difficulty {item!r}; choose from 1, 2, 3")
+        return values
+
+    def difficulties(self) -> list[int]:
+        return list(self.difficulty) if self.difficulty else [1, 2, 3]
+
+    def terminal_gen_families(self) -> str | None:
+        """What follows terminal-gen: ("all" or family names), or None for other sources."""
+        return self.source.removeprefix("terminal-gen:") if self.source.startswith("terminal-gen:") else None
 
     @model_validator(mode="after")
     def _kind_matches_source(self) -> DomainConfig:
         harbor = self.source.startswith("harbor:")
-        if harbor and self.kind != "terminal":
-            raise ValueError('a harbor: source holds terminal tasks: set kind = "terminal"')
-        if self.kind == "terminal" and not harbor:
-            raise ValueError('kind = "terminal" needs a harbor:<dir> source')
+        generated = self.source.startswith("terminal-gen:")
+        if (harbor or generated) and self.kind != "terminal":
+            raise ValueError(f'a {self.source.split(":")[0]}: source holds terminal tasks: set kind = "terminal"')
+        if self.kind == "terminal" and not (harbor or generated):
+            raise ValueError('kind = "terminal" needs a harbor:<dir> or terminal-gen:<family> source')
+        if generated and not self.source.removeprefix("terminal-gen:").strip(" ,"):
+            raise ValueError("terminal-gen: names no family; use terminal-gen:all or terminal-gen:<family>,...")
+        if self.difficulty is not None and not generated:
+            raise ValueError("difficulty applies only to a terminal-gen: source")
         if (self.tags or self.names) and not harbor:
             raise ValueError("tags and names select Harbor tasks: they need a harbor:<dir> source")
         return self

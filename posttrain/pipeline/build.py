@@ -11,6 +11,7 @@ from posttrain.errors import PosttrainError
 from posttrain.models.loading import load_model
 from posttrain.tasks.domains import Domain, DomainMixture
 from posttrain.tasks.sources import HarborSource, JsonlSource, ReasoningGymSource, TaskSource
+from posttrain.tasks.terminal_gen import TerminalGenSource, family_names
 
 
 def build_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
@@ -23,6 +24,14 @@ def build_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
             params=cfg.params,
             prompt_template=cfg.prompt_template,
             answer_extraction=cfg.answer_extraction or "answer_tag",
+        )
+    if cfg.terminal_gen_families() is not None:
+        return TerminalGenSource(
+            domain=cfg.name,
+            families=family_names(cfg.terminal_gen_families(), domain=cfg.name),
+            difficulties=cfg.difficulties(),
+            seed=cfg.seed,
+            size=cfg.size,
         )
     if cfg.source.startswith("harbor:"):
         return HarborSource(cfg.name, cfg.task_path(base_dir), cfg.tags, cfg.names)

@@ -27,8 +27,12 @@ class TaskSource(Protocol):
 
 def content_key(task: Task) -> str:
     """Identity of a task's content: two items with the same instruction and answer are the
-    same item, whatever their index (held-out splits compare these, not indices)."""
-    payload = json.dumps([task.instruction, str(task.answer)], sort_keys=True)
+    same item, whatever their index (held-out splits compare these, not indices). A generated
+    terminal task's instruction can repeat over different data, so its content digest counts too."""
+    parts = [task.instruction, str(task.answer)]
+    if "content_digest" in task.metadata:
+        parts.append(task.metadata["content_digest"])
+    payload = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
 

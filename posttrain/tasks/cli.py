@@ -1,0 +1,72 @@
+"""`posttrain tasks ...`: generate terminal task directories, list the generated families."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from posttrain.console import console, emit_json, fail
+from posttrain.errors import PosttrainError
+
+app = typer.Typer(
+    help="Task sources: generated terminal task families (Harbor directories).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.command("generate")
+def generate_command(
+    families: str = typer.Argument(..., help="A family, several joined by commas, or 'all' (see `posttrain tasks families`)."),
+    count: int = typer.Option(10, "--count", "-n", min=1, help="How many task directories to write."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the whole batch: the same seed writes the same tasks."),
+    difficulty: str = typer.Option("1,2,3", "--difficulty", "-d", help="Difficulties 1-3, e.g. 2 or 1,3."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder to write the task directories into (created if missing)."),
+) -> None:
+    """Write COUNT Harbor task directories of the given families into OUT, spread over the
+    families and difficulties as a `terminal-gen:` domain spreads them (task i: family
+    i mod F, then the next difficulty every F tasks). Each directory holds task.toml,
+    instruction.md, environment/, tests/ and solution/ (solve.sh and steps.json).
+
+    Example: posttrain tasks generate git,sqlite --count 12 --difficulty 1,2 --out tasks/gen
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from posttrain.tasks.terminal_gen import TerminalGenSource, family_names, write_task
+
+    try:
+        levels = [int(d) for d in difficulty.split(",") if d.strip()]
+    except ValueError:
+        fail(f"--difficulty: {difficulty!r} is not a list of integers 1-3 (e.g. 1,2)")
+    try:
+        source = TerminalGenSource("generate", family_names(families), levels, seed=seed, size=count)
+    except PosttrainError as exc:
+        fail(str(exc).removeprefix("domain 'generate': "))
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    )
+    written = []
+    with progress:
+        handle = progress.add_task("generating", total=count)
+        for index in range(count):
+            task = source.generated(index)
+            written.append(str(write_task(task, out)))
+            progress.update(handle, advance=1, description=f"generating  {task.name}")
+    emit_json({"out": str(out), "count": len(written), "tasks": [Path(p).name for p in written]}, None)
+
+
+@app.command("families")
+def families_command() -> None:
+    """List the generated terminal task families: the skill each trains and what its
+    difficulties 1, 2 and 3 ask for."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from posttrain.tasks.terminal_gen import FAMILIES
+
+    table = Table("family", "skill", "d1", "d2", "d3", show_lines=True)
+    for family in FAMILIES.values():
+        table.add_row(family.name, family.skill, *family.levels)
+    Console().print(table)

@@ -1,0 +1,189 @@
+"""Generated terminal task families: determinism, the Harbor directories they write, the
+source's index space and held-out split, and the config and CLI errors."""
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from posttrain.errors import ConfigError, TaskSourceError
+from posttrain.tasks.domains import Domain
+from posttrain.tasks.harbor import load_harbor_task
+from posttrain.tasks.sources import content_key
+from posttrain.tasks.terminal_gen import FAMILIES, TerminalGenSource, generate, write_task
+from posttrain.tasks.terminal_gen.generated_task import MAX_STEPS
+
+CELLS = [(family, difficulty) for family in FAMILIES for difficulty in (1, 2, 3)]
+
+
+def test_there_are_at_least_ten_families_each_with_a_skill_and_three_levels():
+    assert len(FAMILIES) >= 10
+    for name, family in FAMILIES.items():
+        assert family.name == name and family.skill and len(family.levels) == 3
+
+
+@pytest.mark.parametrize("family, difficulty", CELLS)
+def test_every_cell_writes_a_harbor_task_that_loads(tmp_path, family, difficulty):
+    task = generate(family, difficulty, seed=5)
+    assert task.name == f"{family}-d{difficulty}-s5"
+    assert 1 <= len(task.steps) <= MAX_STEPS[difficulty] and all("\n" not in s for s in task.steps)
+    assert len(task.instruction.split()) <= 50 and "/app/" in task.instruction
+    directory = write_task(task, tmp_path)
+    assert directory == tmp_path / task.name
+    loaded = load_harbor_task(directory, "term")
+    assert loaded.kind == "terminal" and loaded.instruction == task.instruction.strip()
+    assert loaded.metadata["tags"] == ["generated", family, f"d{difficulty}"]
+    assert loaded.metadata["difficulty"] == difficulty and loaded.metadata["family"] == family
+    assert loaded.limits.verifier_timeout_s == 30 and loaded.limits.agent_timeout_s == 120
+    assert loaded.limits.memory_mb == 1024 and loaded.environment.allow_network is False
+    assert json.loads((directory / "solution/steps.json").read_text()) == task.steps
+    assert (directory / "solution/solve.sh").read_text() == "#!/bin/bash\nset -e\n" + "".join(
+        s + "\n" for s in task.steps
+    )
+    dockerfile = (directory / "environment/Dockerfile").read_text().splitlines()
+    assert dockerfile[:2] == ["FROM debian:bookworm-slim", "WORKDIR /app"]
+    for path, content in task.files.items():
+        assert (directory / "environment/app" / path).read_text() == content
+    compile(task.tests, "test_outputs.py", "exec")
+
+
+def test_same_seed_same_task_other_seeds_differ():
+    for family in FAMILIES:
+        assert generate(family, 2, 11) == generate(family, 2, 11)
+        digests = {generate(family, 2, seed).content_digest() for seed in range(6)}
+        assert len(digests) == 6, family
+
+
+def test_unknown_family_or_difficulty_is_one_clear_error():
+    with pytest.raises(TaskSourceError, match=r"unknown family 'nope'; known: files-dirs, .*env-config"):
+        generate("nope", 1, 0)
+    with pytest.raises(TaskSourceError, match="unknown difficulty 4; choose from 1, 2, 3"):
+        generate("git", 4, 0)
+    with pytest.raises(TaskSourceError, match="domain 'd': terminal-gen: unknown family 'gti'"):
+        TerminalGenSource("d", ["gti"], [1], seed=0, size=5)
+
+
+def test_write_task_replaces_an_older_copy_and_leaves_no_staging(tmp_path):
+    first, second = generate("sqlite", 1, 3), generate("sqlite", 1, 3)
+    write_task(first, tmp_path)
+    (tmp_path / first.name / "stale.txt").write_text("old")
+    write_task(second, tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == [first.name]
+    assert not (tmp_path / first.name / "stale.txt").exists()
+
+
+def test_the_source_spreads_cells_and_materializes_once(tmp_path):
+    source = TerminalGenSource("term", ["git", "sqlite", "archives"], [1, 3], seed=7, size=12, cache_dir=tmp_path)
+    assert len(source) == 12
+    assert [source.cell(i) for i in range(7)] == [
+        ("git", 1), ("sqlite", 1), ("archives", 1), ("git", 3), ("sqlite", 3), ("archives", 3), ("git", 1),
+    ]  # fmt: skip
+    task = source.get(4)
+    assert (task.metadata["family"], task.metadata["difficulty"]) == source.cell(4)
+    assert task.metadata["reference_steps"] == source.generated(4).steps and task.domain == "term"
+    directory = Path(task.metadata["task_dir"])
+    assert directory.is_relative_to(tmp_path)
+    mtime = (directory / "task.toml").stat().st_mtime_ns
+    again = source.get(4)
+    assert again == task and (directory / "task.toml").stat().st_mtime_ns == mtime  # reused, not rewritten
+    other_seed = TerminalGenSource("term", ["git", "sqlite", "archives"], [1, 3], seed=8, size=12, cache_dir=tmp_path)
+    assert content_key(other_seed.get(4)) != content_key(task)
+    with pytest.raises(IndexError):
+        source.get(12)
+
+
+def test_content_key_tells_data_apart_behind_the_same_instruction(tmp_path):
+    source = TerminalGenSource("term", ["permissions-find"], [3], seed=0, size=4, cache_dir=tmp_path)
+    a, b = source.get(0), source.get(1)
+    assert a.instruction == b.instruction  # this level's text names no generated value
+    assert content_key(a) != content_key(b)
+    assert content_key(a) == content_key(a.model_copy(update={"id": "elsewhere"}))
+
+
+def test_heldout_and_training_are_disjoint_by_content(tmp_path):
+    source = TerminalGenSource("term", list(FAMILIES), [1, 2, 3], seed=1, size=60, cache_dir=tmp_path)
+    domain = Domain("term", source, weight=1.0, heldout_size=20, seed=1)
+    assert [t.metadata["index"] for t in domain.heldout] == list(range(20))  # procedural: the first items
+    heldout = {content_key(t) for t in domain.heldout}
+    cursor = 0
+    for _ in range(15):
+        task, cursor = domain.training_task(cursor)
+        assert content_key(task) not in heldout
+
+
+def test_config_accepts_terminal_gen_and_names_bad_keys(tmp_path):
+    from posttrain.config import parse_config
+    from posttrain.pipeline.build import build_source
+
+    def domain(**keys):
+        return parse_config({"domains": [{"name": "t", **keys}]}).domains[0]
+
+    cfg = domain(source="terminal-gen:git,sqlite", kind="terminal", difficulty=2, size=30, seed=4)
+    assert cfg.difficulties() == [2]
+    source = build_source(cfg, tmp_path)
+    assert isinstance(source, TerminalGenSource)
+    assert (source.families, source.difficulties, len(source), source.seed) == (["git", "sqlite"], [2], 30, 4)
+    assert build_source(domain(source="terminal-gen:all", kind="terminal"), tmp_path).difficulties == [1, 2, 3]
+    assert len(build_source(domain(source="terminal-gen:all", kind="terminal"), tmp_path).families) == len(FAMILIES)
+    cases = [
+        (
+            dict(source="terminal-gen:git", kind="terminal", difficulty=[1, 4]),
+            "domains[0].difficulty: unknown difficulty 4",
+        ),
+        (dict(source="terminal-gen:git"), 'terminal-gen: source holds terminal tasks: set kind = "terminal"'),
+        (
+            dict(source="reasoning-gym:basic_arithmetic", difficulty=1),
+            "difficulty applies only to a terminal-gen: source",
+        ),
+        (dict(source="terminal-gen:", kind="terminal"), "names no family"),
+    ]
+    for keys, message in cases:
+        with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+            domain(**keys)
+    with pytest.raises(TaskSourceError, match="domain 't': terminal-gen: unknown family 'nope'"):
+        build_source(domain(source="terminal-gen:git,nope", kind="terminal"), tmp_path)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "posttrain.cli", "tasks", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+def test_cli_generates_spread_tasks_and_lists_families(tmp_path):
+    result = run_cli(
+        "generate", "git,sqlite", "--count", "4", "--seed", "3", "--difficulty", "1,3", "--out", str(tmp_path)
+    )
+    assert result.returncode == 0, result.stderr
+    names = json.loads(result.stdout)["tasks"]
+    source = TerminalGenSource("x", ["git", "sqlite"], [1, 3], seed=3, size=4)
+    assert names == [source.generated(i).name for i in range(4)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
+    levels = [tomllib.loads((tmp_path / n / "task.toml").read_text())["metadata"]["difficulty"] for n in names]
+    assert levels == [1, 1, 3, 3]
+    listing = run_cli("families")
+    assert listing.returncode == 0 and all(name in listing.stdout for name in FAMILIES)
+    assert "--difficulty" in run_cli("generate", "--help").stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["generate", "nope", "--out", "x"], "unknown family 'nope'; known: files-dirs"),
+        (["generate", "git", "--difficulty", "4", "--out", "x"], "unknown difficulty 4; choose from 1, 2, 3"),
+        (["generate", "git", "--difficulty", "one", "--out", "x"], "--difficulty: 'one' is not a list of integers"),
+    ],
+)
+def test_cli_errors_are_one_line(tmp_path, args, message):
+    result = run_cli(*[str(tmp_path / a) if a == "x" else a for a in args])
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
