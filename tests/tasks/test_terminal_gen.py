@@ -74,6 +74,9 @@ def test_write_task_replaces_an_older_copy_and_leaves_no_staging(tmp_path):
     write_task(second, tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == [first.name]
     assert not (tmp_path / first.name / "stale.txt").exists()
+    (tmp_path / first.name / "kept.txt").write_text("cached")
+    write_task(second, tmp_path, replace=False)  # a content-named cache entry stays as it is
+    assert (tmp_path / first.name / "kept.txt").exists() and len(list(tmp_path.iterdir())) == 1
 
 
 def test_the_source_spreads_cells_and_materializes_once(tmp_path):

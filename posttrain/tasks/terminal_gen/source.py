@@ -67,7 +67,7 @@ class TerminalGenSource:
         # one directory per content: a changed generator writes anew instead of reusing a stale copy
         directory = self.cache_dir / digest / generated.name
         if not (directory / "task.toml").is_file():
-            write_task(generated, directory.parent)
+            write_task(generated, directory.parent, replace=False)
         task = load_harbor_task(directory, self.domain)
         task.metadata.update(
             family=generated.family,

@@ -90,9 +90,10 @@ def task_files(task: GeneratedTask) -> dict[str, str]:
     return files
 
 
-def write_task(task: GeneratedTask, out_dir: Path) -> Path:
-    """Writes out_dir/task.name (replacing an older copy) and returns it. The directory is
-    built beside its final place and renamed in, so a reader never sees half a task."""
+def write_task(task: GeneratedTask, out_dir: Path, replace: bool = True) -> Path:
+    """Writes out_dir/task.name and returns it. The directory is built beside its final place
+    and renamed in, so a reader never sees half a task. An older copy is replaced, or with
+    `replace=False` kept (a cache whose entries are named by their content)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     final = out_dir / task.name
@@ -104,13 +105,20 @@ def write_task(task: GeneratedTask, out_dir: Path) -> Path:
             path.write_text(content)
             # fixed modes: the environment build copies them and hashes them into its cache key
             path.chmod(0o755 if relative.endswith(".sh") and not relative.startswith("environment/") else 0o644)
-        if final.exists():
+        if final.exists() and not replace:
+            shutil.rmtree(staging)
+        elif final.exists():
             retired = out_dir / f".{task.name}.{uuid.uuid4().hex[:8]}.old"
             os.rename(final, retired)
             os.rename(staging, final)
             shutil.rmtree(retired, ignore_errors=True)
         else:
-            os.rename(staging, final)
+            try:
+                os.rename(staging, final)
+            except OSError:  # another writer renamed its copy in first
+                if replace or not final.exists():
+                    raise
+                shutil.rmtree(staging)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
