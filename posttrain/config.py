@@ -271,6 +271,18 @@ class AsyncConfig(_Strict):
     )
 
 
+class CurriculumConfig(_Strict):
+    """`[curriculum]`: for generated terminal domains (terminal-gen:), draw each step's tasks by
+    (family, difficulty) cell: the cells the policy solves sometimes (estimated pass rate strictly
+    between 0 and 1), weighted by p(1 - p); cells solved never or always are re-probed every
+    `reprobe_every` steps; the estimates go to metrics.jsonl as curriculum/<family>/d<k>."""
+
+    enabled: bool = False
+    window: int = Field(32, ge=1, description="recent episodes per cell behind its pass-rate estimate")
+    min_episodes: int = Field(4, ge=1, description="episodes before a cell's estimate counts (it is probed till then)")
+    reprobe_every: int = Field(4, ge=1, description="steps between re-probes of a cell solved never or always")
+
+
 class SFTConfig(_Strict):
     """`[sft]`: the supervised warm start on agent transcripts (`posttrain sft`, or a stage before
     RL in a train config): demonstrations from the tasks' reference solutions, replayed through
@@ -308,6 +320,7 @@ class RunConfig(_Strict):
     train: TrainConfig = Field(default_factory=TrainConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     sft: SFTConfig | None = Field(None, description="a supervised warm start before RL (see SFTConfig)")
+    curriculum: CurriculumConfig = Field(default_factory=CurriculumConfig)
     mode: Literal["sync", "async"] = Field(
         "sync",
         description="sync: generate, then train; async: generation and training overlap under [async] max_staleness",

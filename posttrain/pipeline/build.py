@@ -48,7 +48,7 @@ def build_mixture(config: RunConfig, base_dir: Path, quality_dir: Path | None = 
         Domain(name=d.name, source=sources[d.name], weight=d.weight, heldout_size=d.heldout, seed=d.seed)
         for d in config.domains
     ]
-    return DomainMixture(domains, seed=config.seed)
+    return DomainMixture(domains, seed=config.seed, curriculum=config.curriculum)
 
 
 def gate_terminal_sources(config: RunConfig, sources: dict, base_dir: Path, quality_dir: Path, log) -> None:

@@ -110,6 +110,7 @@ def run_rl(
             rollouts.start(start.step)
             for step in range(start.step + 1, config.train.steps + 1):
                 record, groups, advantages = rl_step(config, rollouts, trainer, step, metrics)
+                record.update(mixture.observe(groups))  # the curriculum's pass rates per family and difficulty
                 outputs.finish_step(step, record, trajectory_rows(groups, advantages), checkpoint)
             loop_s = metrics.loop_s()
             after = outputs.eval_after()
