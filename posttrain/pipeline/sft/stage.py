@@ -299,11 +299,13 @@ class _Stage:
 
 
 class _Bar:
-    """A progress bar as a context manager whose value is `advance(info="")`."""
+    """A progress bar as a context manager whose value is `advance(info="")`. Where the console
+    is not a terminal (a log file), one line says what the bar did when it ends."""
 
     def __init__(self, progress: Progress, label: str, total: int, done: int) -> None:
-        self.progress = progress
+        self.progress, self.label = progress, label
         self.task = progress.add_task(label, total=total, completed=max(done, 0), info="")
+        self.started = time.perf_counter()
 
     def __enter__(self):
         self.progress.__enter__()
@@ -317,6 +319,11 @@ class _Bar:
 
     def __exit__(self, *exc) -> None:
         self.progress.__exit__(*exc)
+        console = self.progress.console
+        if not console.is_terminal:
+            task = self.progress.tasks[self.task]
+            line = f"{self.label}: {task.completed:.0f}/{task.total:.0f} in {time.perf_counter() - self.started:.0f} s"
+            console.print(line + (f"  {task.fields['info']}" if task.fields.get("info") else ""), highlight=False)
 
 
 def plan_batches(n: int, batch_size: int, epochs: int, seed: int) -> list[list[int]]:
