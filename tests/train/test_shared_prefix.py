@@ -97,15 +97,16 @@ def test_shared_prefix_logprobs_equal_the_full_forward_and_the_engines(smollm, e
         assert_logprobs_match(shared[row, span][own], torch.tensor(sample.engine_logprobs)[own], bit_equal, row)
 
 
-def _trainer(model, shared_prefix: bool) -> PolicyTrainer:
+def _trainer(model, pad_id: int, shared_prefix: bool) -> PolicyTrainer:
     optim = OptimConfig(lr=1e-5, micro_batch_tokens=100_000, shared_prefix=shared_prefix)
-    return PolicyTrainer(use_engine_kernels(copy.deepcopy(model)), optim, AlgorithmConfig(), TEMPERATURE, pad_id=2)
+    return PolicyTrainer(use_engine_kernels(copy.deepcopy(model)), optim, AlgorithmConfig(), TEMPERATURE, pad_id)
 
 
 @pytest.mark.slow
 def test_a_step_with_the_prompt_run_once_has_the_same_logprobs_and_gradients(smollm, episodes):
-    model, _ = smollm
-    shared, full = _trainer(model, shared_prefix=True), _trainer(model, shared_prefix=False)
+    model, tokenizer = smollm
+    shared = _trainer(model, tokenizer.pad_token_id, shared_prefix=True)
+    full = _trainer(model, tokenizer.pad_token_id, shared_prefix=False)
     a, b = shared.step(episodes), full.step(episodes)
     prompt = len(episodes[0].prompt_ids)
     assert a["prefix_tokens_shared"] == (GROUP - 1) * (prompt - 1)
