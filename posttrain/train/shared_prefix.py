@@ -42,8 +42,9 @@ def shareable_prefix_length(sequences: list[list[int]], first_position: int) -> 
 
 def prefix_cache(model: torch.nn.Module, prefix_ids: torch.Tensor, batch_size: int) -> DynamicCache:
     """Run `prefix_ids` [P] once and return its keys and values as a cache for `batch_size`
-    suffixes: an expanded view per layer, not a copy (each layer's attention concatenates it
-    with the suffix's own keys)."""
+    suffixes: an expanded view per layer. Each layer's cache update then concatenates it with the
+    suffixes' own keys, so [batch_size, P + S] keys exist per layer during the pass, as in an
+    unshared forward; the prefix's activations (MLP, norms, projections) exist once."""
     prefix = prefix_ids.view(1, -1)
     # logits of one row only: the prefix's logits are never read
     out = model(input_ids=prefix, attention_mask=torch.ones_like(prefix), use_cache=True, logits_to_keep=1)
