@@ -216,6 +216,13 @@ class OptimConfig(_Strict):
     micro_batch_tokens: int = Field(4096, ge=16)
     bf16_autocast: bool = False
     activation_checkpointing: bool = False
+    shared_prefix: bool = Field(
+        True,
+        description="run the tokens a micro-batch's samples share (a rollout group's prompt) once per "
+        "forward and backward pass instead of once per sample: the same logprobs to the bit, a group_size-"
+        "fold less work on the prompt; micro-batches are then formed per group. Used where at least 16 "
+        "tokens are shared; not with activation_checkpointing",
+    )
 
 
 class TrainConfig(_Strict):

@@ -7,6 +7,8 @@ from contextlib import nullcontext
 
 import torch
 
+from posttrain.train.shared_prefix import prefix_cache
+
 
 def pad_right(sequences: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
     width = max(len(s) for s in sequences)
@@ -26,6 +28,7 @@ def token_logprobs(
     bf16_autocast: bool = False,
     with_entropy: bool = False,
     first_position: int = 0,
+    prefix_length: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """logprobs[:, t] = log p(input_ids[:, t+1] | input_ids[:, :t+1]) under
     softmax(logits / temperature); shape [B, T-1]. Right padding keeps positions 0..len-1,
@@ -33,12 +36,28 @@ def token_logprobs(
 
     Only positions >= `first_position` are computed (the rest are 0): the vocabulary
     projection and softmax over 49k logits are a large share of a small model's cost, and a
-    trainer needs them only where completion tokens are predicted, not over the prompt."""
+    trainer needs them only where completion tokens are predicted, not over the prompt.
+
+    With `prefix_length` P > 0 (P <= first_position; every row's first P tokens are the same)
+    those tokens run once, batch 1, and the rows' remaining tokens attend to their keys and
+    values (shared_prefix.py): the same logprobs, to the bit."""
     width = input_ids.shape[1]
     keep = width - first_position  # logits for positions first_position .. width-1
     autocast = torch.autocast("cpu", dtype=torch.bfloat16) if bf16_autocast else nullcontext()
     with autocast:
-        logits = model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False, logits_to_keep=keep).logits
+        if prefix_length:
+            cache = prefix_cache(model, input_ids[0, :prefix_length], input_ids.shape[0])
+            logits = model(
+                input_ids=input_ids[:, prefix_length:],
+                attention_mask=attention_mask,
+                cache=cache,
+                use_cache=True,
+                logits_to_keep=keep,
+            ).logits
+        else:
+            logits = model(
+                input_ids=input_ids, attention_mask=attention_mask, use_cache=False, logits_to_keep=keep
+            ).logits
     logits = logits[:, :-1].float()
     if temperature != 1.0:
         logits = logits / temperature

@@ -15,8 +15,9 @@ import torch
 from posttrain.config import AlgorithmConfig, OptimConfig
 from posttrain.rl import aggregate, gspo_loss, kl_penalty, nll_loss, ppo_clip_loss, truncated_importance_weights
 from posttrain.train.logprobs import pad_right, token_logprobs
-from posttrain.train.microbatch import token_budget_microbatches
+from posttrain.train.microbatch import shared_prompt_microbatches, token_budget_microbatches
 from posttrain.train.samples import TrainSample
+from posttrain.train.shared_prefix import shareable_prefix_length
 
 
 class PolicyTrainer:
@@ -38,6 +39,8 @@ class PolicyTrainer:
         if algorithm.kl_coef > 0 and reference_model is None:
             raise ValueError("kl_coef > 0 needs a reference model")
         self.model.config.use_cache = False
+        # checkpointed layers drop the cache the suffixes would attend to
+        self.share_prefixes = optim.shared_prefix and not optim.activation_checkpointing
         if optim.activation_checkpointing:
             self.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         self.model.train()
@@ -61,7 +64,8 @@ class PolicyTrainer:
     def step(self, samples: list[TrainSample]) -> dict[str, float]:
         """One optimizer step (or `updates_per_batch` PPO epochs) over all samples."""
         started = time.perf_counter()
-        microbatches = token_budget_microbatches([s.length for s in samples], self.optim_cfg.micro_batch_tokens)
+        microbatches = self._microbatches(samples)
+        prefixes = [self._prefix_length(samples, mb) for mb in microbatches]
         n_tokens = sum(s.trained_tokens for s in samples)
         normalizer = float(n_tokens if self.algo.aggregation == "token_mean" else len(samples))
         if self.algo.loss == "gspo":  # GSPO averages per sequence by definition
@@ -69,19 +73,17 @@ class PolicyTrainer:
 
         old_logprobs = None
         if self.algo.updates_per_batch > 1:
-            old_logprobs = {i: lp for mb in microbatches for i, lp in zip(mb, self._logprobs(samples, mb, self.model))}
+            old_logprobs = self._all_logprobs(samples, microbatches, prefixes, self.model)
         reference = None
         if self.algo.kl_coef > 0:
-            reference = {
-                i: lp for mb in microbatches for i, lp in zip(mb, self._logprobs(samples, mb, self.reference_model))
-            }
+            reference = self._all_logprobs(samples, microbatches, prefixes, self.reference_model)
 
         stats: dict[str, float] = {}
         for epoch in range(self.algo.updates_per_batch):
             self.optimizer.zero_grad(set_to_none=True)
             totals = _Totals()
-            for mb in microbatches:
-                self._microbatch(samples, mb, normalizer, old_logprobs, reference, totals, first_epoch=epoch == 0)
+            for mb, prefix in zip(microbatches, prefixes):
+                self._microbatch(samples, mb, prefix, normalizer, old_logprobs, reference, totals, epoch == 0)
             grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim_cfg.grad_clip)
             self.optimizer.step()
             self.scheduler.step()
@@ -90,6 +92,8 @@ class PolicyTrainer:
             stats["grad_norm"] = float(grad_norm)
         stats["lr"] = self.scheduler.get_last_lr()[0]
         stats["train_tokens"] = float(sum(s.length for s in samples))
+        # tokens each forward and backward pass did not run: a shared prefix once per micro-batch
+        stats["prefix_tokens_shared"] = float(sum((len(mb) - 1) * p for mb, p in zip(microbatches, prefixes)))
         stats["train_time_s"] = time.perf_counter() - started
         return stats
 
@@ -108,30 +112,45 @@ class PolicyTrainer:
             engine[row, start : start + n] = torch.tensor(sample.engine_logprobs) * own
         return ids, mask, loss_mask, engine
 
-    def _logprobs(self, samples, indices, model) -> list[torch.Tensor]:
-        ids, mask, _, _ = self._batch_tensors(samples, indices)
-        with torch.no_grad():
-            logprobs, _ = token_logprobs(
-                model,
-                ids,
-                mask,
-                self.temperature,
-                self.optim_cfg.bf16_autocast,
-                first_position=_first_completion_position(samples, indices),
-            )
-        return list(logprobs)
+    def _microbatches(self, samples: list[TrainSample]) -> list[list[int]]:
+        lengths, budget = [s.length for s in samples], self.optim_cfg.micro_batch_tokens
+        if self.share_prefixes:
+            return shared_prompt_microbatches([s.prompt_ids for s in samples], lengths, budget)
+        return token_budget_microbatches(lengths, budget)
 
-    def _microbatch(self, samples, indices, normalizer, old_logprobs, reference, totals, first_epoch: bool) -> None:
-        ids, mask, loss_mask, engine_lp = self._batch_tensors(samples, indices)
-        logprobs, entropy = token_logprobs(
-            self.model,
+    def _prefix_length(self, samples: list[TrainSample], indices: list[int]) -> int:
+        if not self.share_prefixes:
+            return 0
+        sequences = [samples[i].prompt_ids + samples[i].completion_ids for i in indices]
+        return shareable_prefix_length(sequences, _first_completion_position(samples, indices))
+
+    def _token_logprobs(self, model, samples, indices, prefix, ids, mask, with_entropy: bool):
+        return token_logprobs(
+            model,
             ids,
             mask,
             self.temperature,
             self.optim_cfg.bf16_autocast,
-            with_entropy=first_epoch,
+            with_entropy=with_entropy,
             first_position=_first_completion_position(samples, indices),
+            prefix_length=prefix,
         )
+
+    def _all_logprobs(self, samples, microbatches, prefixes, model) -> dict[int, torch.Tensor]:
+        """Each sample's logprobs under `model`, without gradients, by sample index."""
+        by_index = {}
+        for indices, prefix in zip(microbatches, prefixes):
+            ids, mask, _, _ = self._batch_tensors(samples, indices)
+            with torch.no_grad():
+                logprobs, _ = self._token_logprobs(model, samples, indices, prefix, ids, mask, with_entropy=False)
+            by_index.update(zip(indices, logprobs))
+        return by_index
+
+    def _microbatch(
+        self, samples, indices, prefix, normalizer, old_logprobs, reference, totals, first_epoch: bool
+    ) -> None:
+        ids, mask, loss_mask, engine_lp = self._batch_tensors(samples, indices)
+        logprobs, entropy = self._token_logprobs(self.model, samples, indices, prefix, ids, mask, first_epoch)
         old = torch.stack([old_logprobs[i] for i in indices]) if old_logprobs else logprobs.detach()
         advantages = torch.tensor([samples[i].advantage for i in indices], dtype=torch.float32)
         weights = None

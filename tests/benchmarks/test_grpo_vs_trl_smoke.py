@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "grpo_vs_trl.py"
-
-
-def _load_script():
-    spec = importlib.util.spec_from_file_location("grpo_vs_trl", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.benchmarks.scripts import load_script, run_script
 
 
 def test_bench_config_applies_the_flags():
-    bench = _load_script()
+    bench = load_script("grpo_vs_trl")
     args = bench.parse_args(
         [
             "--model",
@@ -54,7 +40,7 @@ def test_bench_config_applies_the_flags():
 
 
 def test_group_size_one_is_refused():
-    bench = _load_script()
+    bench = load_script("grpo_vs_trl")
     with pytest.raises(SystemExit):
         bench.parse_args(["--group-size", "1"])
 
@@ -63,35 +49,8 @@ def test_group_size_one_is_refused():
 def test_tiny_end_to_end(tmp_path):
     pytest.importorskip("trl")
     pytest.importorskip("datasets")
-    out = tmp_path / "result.json"
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(SCRIPT),
-            "--model",
-            "tiny-llama",
-            "--prompts",
-            "2",
-            "--group-size",
-            "2",
-            "--max-tokens",
-            "4",
-            "--steps",
-            "1",
-            "--warmup",
-            "0",
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    report = json.loads(proc.stdout)  # stdout holds only the JSON
-    assert report == json.loads(out.read_text())
+    args = ["--model", "tiny-llama", "--prompts", "2", "--group-size", "2", "--max-tokens", "4", "--steps", "1"]
+    report = run_script("grpo_vs_trl", [*args, "--warmup", "0"], tmp_path / "result.json")
     assert report["posttrain_step_s"] > 0 and report["trl_step_s"] > 0
     assert report["ratio"] == pytest.approx(report["posttrain_step_s"] / report["trl_step_s"])
     assert report["same_prompts"] is True

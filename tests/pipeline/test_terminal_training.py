@@ -57,6 +57,7 @@ def test_two_steps_of_multi_turn_grpo(tmp_path):
         else:  # where the engine's start-up probe found this CPU's kernels round some rows differently
             assert record["logprob_mismatch_max"] < 1e-4
         assert record["train_tokens"] > 0
+        assert record["prefix_tokens_shared"] > 0  # the group's episodes share the agent's prompt: run once
     rows = (
         sqlite3.connect(tmp_path / "run" / "trajectories.sqlite")
         .execute("SELECT task_id, finish_reason, details FROM trajectories")
