@@ -2,14 +2,24 @@
 PY := .venv/bin/python
 RUN_DIR ?= runs/quickstart
 CONFIG ?= examples/quickstart.toml
+AGENT_RUN_DIR ?= runs/agent_quickstart
 
-.PHONY: setup run lint test test-fast bench bench-pipeline bench-engines clean
+.PHONY: setup run run-agent lint test test-fast bench bench-pipeline bench-engines clean
 
 setup:
 	@bash scripts/setup_env.sh
 
 run: setup
 	OMP_NUM_THREADS=2 .venv/bin/posttrain train $(CONFIG) --out $(RUN_DIR)
+
+# The agent quickstart: base eval, SFT warm start, eval, multi-turn RL, eval (docs/agents.md).
+# Run it again after a kill to resume.
+run-agent: setup
+	@if [ -f $(AGENT_RUN_DIR)/config.toml ]; then \
+		OMP_NUM_THREADS=2 .venv/bin/posttrain train --resume --out $(AGENT_RUN_DIR); \
+	else \
+		OMP_NUM_THREADS=2 .venv/bin/posttrain train examples/agent_quickstart.toml --out $(AGENT_RUN_DIR); \
+	fi
 
 lint: setup
 	$(PY) -m ruff check .
