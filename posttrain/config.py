@@ -317,7 +317,9 @@ class SFTConfig(_Strict):
 
 class RunConfig(_Strict):
     seed: int = 0
-    threads: int | None = Field(None, ge=1, description="torch threads; default: all cores")
+    threads: int | None = Field(
+        None, ge=1, description="torch threads; default: all cores (async: half; engine and trainer run at once)"
+    )
     model: ModelConfig = Field(default_factory=ModelConfig)
     engine: EngineConfig = Field(default_factory=EngineConfig)
     domains: list[DomainConfig]

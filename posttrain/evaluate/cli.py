@@ -72,6 +72,12 @@ def eval_command(
     ),
     max_steps: int = typer.Option(30, "--max-steps", min=1, help="Turns per episode."),
     reply_tokens: int = typer.Option(256, "--reply-tokens", min=8, help="New tokens per turn."),
+    tools: str | None = typer.Option(
+        None,
+        "--tools",
+        help="Offer only these tools (comma-separated, e.g. bash,finish: the prompt a model trained with "
+        "[agent] tools saw). Default: all.",
+    ),
     prices: Path | None = typer.Option(None, "--prices", help="TOML with [prices] prompt, completion per 1k tokens."),
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="openai: the variable holding the key."),
     max_sandboxes: int = typer.Option(64, "--max-sandboxes", min=1, help="Global cap on open sandboxes."),
@@ -100,6 +106,8 @@ def eval_command(
         fail("--tasks and --out are required (see posttrain eval --help)")
     if agent not in AGENTS:
         fail(f"--agent {agent!r}: choose one of {', '.join(AGENTS)}")
+    from pydantic import ValidationError
+
     from posttrain.agent.loop import AgentConfig
     from posttrain.agent.policies import ModelPolicy, NopPolicy, OraclePolicy
     from posttrain.engine.interface import SamplingParams
@@ -136,9 +144,15 @@ def eval_command(
             if agent != "model"
             else ModelPolicy(engine, tokenizer, params)
         )
-        config = AgentConfig(
-            max_steps=max_steps, reply_tokens=reply_tokens, **({"max_context_tokens": limit} if limit else {})
-        )
+        try:
+            config = AgentConfig(
+                max_steps=max_steps,
+                reply_tokens=reply_tokens,
+                tools=[t.strip() for t in tools.split(",")] if tools else None,
+                **({"max_context_tokens": limit} if limit else {}),
+            )
+        except ValidationError as exc:
+            fail(f"--tools: {exc.errors()[0]['msg'].removeprefix('Value error, ')}")
         progress, on_attempt = _progress(len(task_list) * attempts)
         with progress:
             summary = run_eval(

@@ -155,13 +155,18 @@ def rollout_with_environment_time(job, ctx, median_s: float = 0.0, sigma: float 
     return group
 
 
-def train_one(config_path: Path, run_dir: Path, job_fn, console=None) -> dict:
-    """`posttrain train CONFIG --out RUN_DIR` with a given rollout-job function."""
+def train_one(config_path: Path, run_dir: Path, job_fn, console=None, eval_before: Path | None = None) -> dict:
+    """`posttrain train CONFIG --out RUN_DIR` with a given rollout-job function. `eval_before`:
+    the held-out evaluation of the same starting model (greedy, so the same result), reused."""
+    import shutil
+
     from posttrain.pipeline.build import build_mixture
     from posttrain.pipeline.driver import run_rl
     from posttrain.pipeline.training_run import prepare_run, set_torch_threads_and_seed
 
     run = prepare_run(config_path, run_dir, resume=False)
+    if eval_before is not None and eval_before.is_file():
+        shutil.copy(eval_before, run.run_dir.eval_before)
     set_torch_threads_and_seed(run.config)
     mixture = build_mixture(run.config, run.config_dir)
     return run_rl(run, mixture, resume=False, console=console, job_fn=job_fn)
@@ -188,7 +193,8 @@ def run_bench(
             console.print(f"[bold]{mode}[/] -> {run_dir}", highlight=False)
         load_before = os.getloadavg()[0]
         job_fn = partial(rollout_with_environment_time, median_s=env_median_s, sigma=env_sigma)
-        summary = train_one(path, run_dir, job_fn, console=console)
+        # both modes start from the same model: the second reuses the first's greedy "before"
+        summary = train_one(path, run_dir, job_fn, console=console, eval_before=work_dir / "sync" / "eval_before.json")
         report[mode] = mode_figures(run_dir, summary)
         # other work on the machine skews one mode's timing: record how busy it was
         report[mode]["load_average_1min"] = [load_before, os.getloadavg()[0]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,4 +45,8 @@ def prepare_run(config_path: Path | None, out: Path, resume: bool) -> TrainingRu
 def set_torch_threads_and_seed(config: RunConfig) -> None:
     if config.threads:
         torch.set_num_threads(config.threads)
+    elif config.mode == "async":
+        # The engine and the trainer compute at once, each on torch's intra-op pool: with a pool
+        # of every core each, they oversubscribe the CPU and both slow down several times over.
+        torch.set_num_threads(max(1, (os.cpu_count() or 2) // 2))
     torch.manual_seed(config.seed)

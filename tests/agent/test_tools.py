@@ -67,3 +67,12 @@ def test_bad_calls_become_results(sandbox):
 def test_a_closed_sandbox_is_a_sandbox_error_not_an_exception(sandbox):
     sandbox.close()
     assert call(sandbox, "bash", command="true").error == ErrorCode.SANDBOX_ERROR
+
+
+def test_the_config_knows_every_tool_and_a_tool_not_offered_is_unknown():
+    from posttrain.config import AGENT_TOOLS
+
+    assert set(AGENT_TOOLS) == set(TOOLS)
+    result = validate_call("read_file", {"path": "x"}, offered=["bash", "finish"])
+    assert result.error == ErrorCode.UNKNOWN_TOOL and "the tools are: bash, finish" in result.output
+    assert validate_call("bash", {"command": "ls"}, offered=["bash", "finish"])[0].name == "bash"
