@@ -72,3 +72,11 @@ def pass_rate_progress(total: int, label: str):
             console.print(f"{line}  pass rate so far {rate:.2f}", highlight=False)
 
     return progress, report
+
+
+def line_printer(out=None):
+    """A function that prints one plain line (no markup, no highlighting) on `out`, a rich
+    console, or on stdout when there is none."""
+    if out is None:
+        return print
+    return lambda line: out.print(line, markup=False, highlight=False)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from posttrain.config import RunConfig
+from posttrain.console import line_printer
 from posttrain.engine.factory import build_engine
 from posttrain.faults import fault_point
 from posttrain.models.loading import load_tokenizer
@@ -44,7 +45,7 @@ def train(config_path: Path | None, out: Path, resume: bool = False, console=Non
     run = prepare_run(config_path, out, resume)
     set_torch_threads_and_seed(run.config)
     mixture = build_mixture(
-        run.config, run.config_dir, quality_dir=run.run_dir.root / "quality", log=_gate_log(console)
+        run.config, run.config_dir, quality_dir=run.run_dir.root / "quality", log=line_printer(console)
     )
     if run.config.sft is None:
         return run_rl(run, mixture, resume, console=console)
@@ -151,9 +152,3 @@ def open_rollouts(
             draw_tasks=lambda step: mixture.sample_step(step, config.rollout.prompts_per_step),
         )
     return ScheduledRollouts(config, engine, mixture, start.step, start.pipeline_state, run_root, job_fn)
-
-
-def _gate_log(console):
-    if console is None:
-        return print
-    return lambda line: console.print(line, markup=False, highlight=False)

@@ -14,7 +14,6 @@ Every phase's data is written before it is trained on and checkpoints fall on ph
 
 from __future__ import annotations
 
-import json
 import random
 import shutil
 import time
@@ -24,12 +23,14 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from posttrain.config import AlgorithmConfig, OptimConfig, RunConfig, config_relative_path
+from posttrain.console import line_printer
 from posttrain.engine.factory import build_engine
 from posttrain.errors import PosttrainError
 from posttrain.faults import fault_point
 from posttrain.observe.metrics import JsonlMetricsSink, truncate_metrics_after
 from posttrain.pipeline.build import load_policy_pair
 from posttrain.pipeline.evaluation import EvalResult, evaluate
+from posttrain.pipeline.run_outputs import load_eval
 from posttrain.pipeline.sft.demonstrations import collect_demonstrations
 from posttrain.pipeline.sft.rejection import rejection_sample
 from posttrain.pipeline.sft.transcripts import Transcript, read_transcripts, write_transcripts
@@ -101,7 +102,7 @@ def run_sft_stage(
     started = time.perf_counter()
     sd = SFTDir(root)
     root.mkdir(parents=True, exist_ok=True)
-    say = _say(console)
+    say = line_printer(console)
     if (sd.model / "config.json").is_file():
         say(f"sft: done already ({sd.model})")
         return SFTOutcome(sd.model, _load_eval(sd.eval_base), _load_eval(sd.eval_sft), 0, 0.0)
@@ -338,13 +339,7 @@ def plan_batches(n: int, batch_size: int, epochs: int, seed: int) -> list[list[i
 
 
 def _load_eval(path: Path) -> EvalResult | None:
-    return EvalResult.from_json(json.loads(path.read_text())) if path.is_file() else None
-
-
-def _say(console):
-    if console is None:
-        return print
-    return lambda line: console.print(line, markup=False, highlight=False)
+    return load_eval(path) if path.is_file() else None
 
 
 def sft(config_path: Path | None, out: Path, resume: bool = False, console=None) -> dict:
