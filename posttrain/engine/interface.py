@@ -25,6 +25,7 @@ class SamplingParams:
     stop: tuple[str, ...] = ()
     stop_token_ids: tuple[int, ...] = ()
     seed: int | None = None
+    top_logprobs: int = 0  # also report this many most likely tokens at each position
 
     def __post_init__(self) -> None:
         if self.n < 1:
@@ -37,6 +38,8 @@ class SamplingParams:
             raise ValueError(f"SamplingParams.top_k must be >= 0 (0 = off), got {self.top_k}")
         if self.max_tokens < 1:
             raise ValueError(f"SamplingParams.max_tokens must be >= 1, got {self.max_tokens}")
+        if self.top_logprobs < 0:
+            raise ValueError(f"SamplingParams.top_logprobs must be >= 0, got {self.top_logprobs}")
 
 
 @dataclass
@@ -61,6 +64,7 @@ class Completion:
     version: int
     token_versions: list[int] = field(default_factory=list)
     cached_prompt_tokens: int | None = None  # prompt tokens served from a prefix cache (None: not reported)
+    top_logprobs: list[list[tuple[int, float]]] | None = None  # per token, when params.top_logprobs > 0
 
     def __post_init__(self) -> None:
         if not self.token_versions:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -11,12 +12,14 @@ import torch
 
 from posttrain.engine.builtin.allocator import keep_freed_memory
 from posttrain.engine.builtin.block_manager import BlockManager
+from posttrain.engine.builtin.draft_verification import verify_draft
 from posttrain.engine.builtin.model_runner import ModelRunner
 from posttrain.engine.builtin.onednn_linear import use_onednn_linear
 from posttrain.engine.builtin.row_invariance import RowInvariance
-from posttrain.engine.builtin.sampler import sample
+from posttrain.engine.builtin.sampler import sample, top_logprobs
 from posttrain.engine.builtin.scheduler import Scheduler
 from posttrain.engine.builtin.sequence import Sequence, SequenceStatus
+from posttrain.engine.builtin.speculation import SpeculationPolicy
 from posttrain.engine.interface import Completion, GenerationRequest
 
 
@@ -28,6 +31,12 @@ class EngineStats:
     computed_tokens: int = 0
     generated_tokens: int = 0
     preemptions: int = 0
+    draft_tokens: int = 0  # speculative tokens proposed and verified
+    accepted_draft_tokens: int = 0
+
+    @property
+    def acceptance_rate(self) -> float:
+        return self.accepted_draft_tokens / self.draft_tokens if self.draft_tokens else 0.0
 
     @property
     def prefix_hit_rate(self) -> float:
@@ -64,9 +73,12 @@ class BuiltinEngine:
         max_num_batched_tokens: int = 2048,
         version: int = 0,
         decode_cache_bytes: int | None = None,
+        speculative: bool = False,
     ) -> None:
         """decode_cache_bytes: memory for the decoding sequences' contiguous KV rows (default
-        twice the paged cache); 0 gathers every step's context from the paged cache instead."""
+        twice the paged cache); 0 gathers every step's context from the paged cache instead.
+        speculative: draft tokens by n-gram lookup and verify them in the step's pass
+        (speculation.py); lossless, and off for steps where it would not pay."""
         keep_freed_memory()
         self.model = use_onednn_linear(model).eval()
         self.tokenizer = tokenizer
@@ -78,6 +90,7 @@ class BuiltinEngine:
         self.invariance = self.runner.invariance
         _warn_once(self.invariance)
         self.stats = EngineStats()
+        self.speculation = SpeculationPolicy() if speculative else None
         self._ids = itertools.count()
         self._held: dict[int, list[Sequence]] = {}  # parent seq id -> its samples waiting for a fork
         self._lock = threading.RLock()
@@ -140,43 +153,109 @@ class BuiltinEngine:
 
     def step(self) -> None:
         """One scheduling step: a forward pass over the scheduled chunks and one sampled token
-        for each sequence whose known tokens are all computed."""
+        for each sequence whose known tokens are all computed (with speculation, also the draft
+        tokens the model agrees with)."""
+        if self.speculation is not None:
+            self._plan_drafts()
         chunks = self.scheduler.schedule()
         if not chunks:
             raise RuntimeError(
                 "the scheduler could not schedule anything: the KV cache is too small "
                 "for one sequence; raise num_blocks"
             )
+        started = time.perf_counter()
         logits = self.runner.run(chunks)
+        if self.speculation is not None:
+            self.speculation.cost.record(sum(c.num_tokens for c in chunks), time.perf_counter() - started)
         completing = [c for c in chunks if c.completes]
         for chunk in chunks:
-            chunk.seq.num_computed_tokens += chunk.num_tokens
+            chunk.seq.num_computed_tokens += chunk.num_tokens - chunk.num_draft
             self.stats.computed_tokens += chunk.num_tokens
             self.blocks.register_computed(chunk.seq)
         if completing:
-            seqs = [c.seq for c in completing]
-            rows = list(range(len(seqs)))
-            for row, parent in enumerate([c.seq for c in completing]):
-                for child in self._held.pop(parent.seq_id, ()):
-                    copy = self.scheduler.fork(parent, child)
-                    if copy is False:
-                        continue  # no room now: it waits and prefills from the prefix cache
-                    if copy is not None:
-                        self.runner.copy_block(*copy)
-                    seqs.append(child)
-                    rows.append(row)
-            if len(rows) > len(completing):
-                logits = logits[torch.tensor(rows)]
-            tokens, logprobs = sample(logits, [s.params for s in seqs], [s.generator for s in seqs])
-            for seq, token, logprob in zip(seqs, tokens, logprobs):
-                seq.append(token, logprob, self.version)
-                self.stats.generated_tokens += 1
-                reason = self._finish_reason(seq, token)
-                if reason:
-                    self._account(seq)
-                    self.scheduler.finish(seq, reason)
+            first_rows, row = [], 0
+            for chunk in completing:
+                first_rows.append(row)
+                row += 1 + chunk.num_draft
+            plain = [(c, first) for c, first in zip(completing, first_rows) if not c.num_draft]
+            self._sample_plain(plain, logits, len(plain) < len(completing) or row > len(completing))
+            for chunk, first in zip(completing, first_rows):
+                if chunk.num_draft:
+                    self._accept_draft(chunk, logits[first : first + 1 + chunk.num_draft])
         self.stats.steps += 1
         self.stats.preemptions = self.scheduler.preemptions
+
+    def _sample_plain(self, completing: list, logits: torch.Tensor, select: bool) -> None:
+        """One token for each (chunk, logits row) without drafts; forked samples draw their own
+        token from their parent's row."""
+        seqs = [c.seq for c, _ in completing]
+        rows = [first for _, first in completing]
+        for row, parent in zip(list(rows), list(seqs)):
+            for child in self._held.pop(parent.seq_id, ()):
+                copy = self.scheduler.fork(parent, child)
+                if copy is False:
+                    continue  # no room now: it waits and prefills from the prefix cache
+                if copy is not None:
+                    self.runner.copy_block(*copy)
+                seqs.append(child)
+                rows.append(row)
+        if not seqs:
+            return
+        if select or len(rows) > len(completing):
+            logits = logits[torch.tensor(rows)]
+        tokens, logprobs = sample(logits, [s.params for s in seqs], [s.generator for s in seqs])
+        for index, (seq, token, logprob) in enumerate(zip(seqs, tokens, logprobs)):
+            if seq.params.top_logprobs:
+                seq.top_logprobs.extend(
+                    top_logprobs(logits[index : index + 1], seq.params.temperature or 1.0, seq.params.top_logprobs)
+                )
+            self._append(seq, token, logprob)
+
+    def _accept_draft(self, chunk, logits: torch.Tensor) -> None:
+        seq, draft = chunk.seq, list(chunk.seq.draft)
+        seq.draft = []
+        tokens, logprobs = verify_draft(logits, draft, seq.params, seq.generator)
+        accepted = len(tokens) - 1
+        self.stats.draft_tokens += len(draft)
+        self.stats.accepted_draft_tokens += accepted
+        self.speculation.observe(seq, len(draft), accepted)
+        if seq.params.top_logprobs:
+            tops = top_logprobs(logits[: len(tokens)], seq.params.temperature or 1.0, seq.params.top_logprobs)
+        for index, (token, logprob) in enumerate(zip(tokens, logprobs)):
+            if seq.params.top_logprobs:
+                seq.top_logprobs.append(tops[index])
+            if index < accepted:
+                seq.num_computed_tokens += 1  # its KV was computed in this step's pass
+            if self._append(seq, token, logprob):
+                return
+        self.blocks.register_computed(seq)
+
+    def _append(self, seq: Sequence, token: int, logprob: float) -> bool:
+        """Add a generated token; True when it finished the sequence."""
+        seq.append(token, logprob, self.version)
+        self.stats.generated_tokens += 1
+        reason = self._finish_reason(seq, token)
+        if not reason:
+            return False
+        self._account(seq)
+        self.scheduler.finish(seq, reason)
+        if self.speculation is not None:
+            self.speculation.finished(seq)
+        return True
+
+    def _plan_drafts(self) -> None:
+        decoding, other_tokens = [], 0
+        for seq in self.scheduler.running:
+            seq.draft = []
+            if seq.num_uncomputed == 1 and seq.num_completion_tokens > 0:
+                decoding.append(seq)
+            else:
+                other_tokens += seq.num_uncomputed
+        if not decoding:
+            return
+        drafts = self.speculation.plan(decoding, other_tokens, self._max_len)
+        for seq in decoding:
+            seq.draft = drafts.get(seq.seq_id, [])
 
     def abort(self, request_ids: Iterable[str]) -> None:
         wanted = set(request_ids)
@@ -194,6 +273,8 @@ class BuiltinEngine:
                 if seq.request_id in wanted:
                     self._account(seq)
                     self.scheduler.finish(seq, "abort")
+                    if self.speculation is not None:
+                        self.speculation.finished(seq)
 
     def has_work(self) -> bool:
         """Whether a step() has anything to do: some sequence waits or runs (a driver that steps
@@ -251,4 +332,5 @@ class BuiltinEngine:
             version=seq.token_versions[0] if seq.token_versions else self.version,
             token_versions=list(seq.token_versions),
             cached_prompt_tokens=seq.num_cached_prompt_tokens if seq.preemptions == 0 else 0,
+            top_logprobs=list(seq.top_logprobs) if seq.params.top_logprobs else None,
         )

@@ -66,17 +66,19 @@ class ModelRunner:
 
     @torch.inference_mode()
     def run(self, chunks: list[ScheduledChunk]) -> torch.Tensor:
-        """Compute the scheduled tokens; returns float32 logits [len(completing chunks), vocab],
-        one row per chunk that completes its sequence, in chunk order."""
+        """Compute the scheduled tokens; returns float32 logits, in chunk order, for each chunk
+        that completes its sequence: one row, or 1 + num_draft rows for a chunk with drafts (the
+        last known token's and each draft token's)."""
         ids, positions, slots, logit_rows = [], [], [], []
         for chunk in chunks:
             seq, start = chunk.seq, chunk.seq.num_computed_tokens
+            known = len(seq)
             for pos in range(start, start + chunk.num_tokens):
-                ids.append(seq.token_ids[pos])
+                ids.append(seq.token_ids[pos] if pos < known else seq.draft[pos - known])
                 positions.append(pos)
                 slots.append(seq.block_table[pos // self.block_size] * self.block_size + pos % self.block_size)
             if chunk.completes:
-                logit_rows.append(len(ids) - 1)
+                logit_rows.extend(range(len(ids) - 1 - chunk.num_draft, len(ids)))
         padding = self.invariance.padded_rows(len(ids)) - len(ids)
         ids += [0] * padding
         positions += [0] * padding

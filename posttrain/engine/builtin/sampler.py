@@ -56,6 +56,20 @@ def sample(
     return chosen.tolist(), chosen_logprobs.tolist()
 
 
+def top_logprobs(logits: torch.Tensor, temperature: float, k: int) -> list[list[tuple[int, float]]]:
+    """The k most likely tokens of each row [N, vocab] and their logprobs, under the same
+    convention as a chosen token's (temperature-scaled, before truncation)."""
+    scaled = logits / temperature if temperature not in (0.0, 1.0) else logits
+    values, indices = torch.log_softmax(scaled, dim=-1).topk(k, dim=-1)
+    return [list(zip(row_ids, row_values)) for row_ids, row_values in zip(indices.tolist(), values.tolist())]
+
+
+def truncated_probs(logits: torch.Tensor, params: SamplingParams) -> torch.Tensor:
+    """The distribution a row [N, vocab] is sampled from: temperature, then top-k and top-p."""
+    rows = logits / params.temperature if params.temperature != 1.0 else logits
+    return torch.softmax(_top_p(_top_k(rows, [params.top_k] * len(rows)), [params.top_p] * len(rows)), dim=-1)
+
+
 CDF_BLOCK = 1024
 
 

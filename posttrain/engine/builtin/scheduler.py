@@ -20,12 +20,13 @@ from posttrain.engine.builtin.sequence import Sequence, SequenceStatus
 @dataclass
 class ScheduledChunk:
     seq: Sequence
-    num_tokens: int  # tokens to compute this step, starting at seq.num_computed_tokens
+    num_tokens: int  # tokens to compute this step, starting at seq.num_computed_tokens (drafts included)
+    num_draft: int = 0  # of those, the last are seq.draft: guesses to verify (speculative decoding)
 
     @property
     def completes(self) -> bool:
         """After this chunk every known token of the sequence is computed: sample one more."""
-        return self.seq.num_computed_tokens + self.num_tokens == len(self.seq)
+        return self.seq.num_computed_tokens + self.num_tokens - self.num_draft == len(self.seq)
 
 
 class Scheduler:
@@ -50,15 +51,23 @@ class Scheduler:
         for seq in sorted(self.running, key=lambda s: s.arrival):
             if seq not in self.running or budget == 0:
                 continue
-            want = min(seq.num_uncomputed, budget)
+            if seq.draft and seq.num_uncomputed == 1:
+                del seq.draft[max(budget - 1, 0) :]
+            else:
+                seq.draft = []
+            want = min(seq.num_uncomputed + len(seq.draft), budget)
             needed = seq.blocks_needed(seq.num_computed_tokens + want) - len(seq.block_table)
+            if seq.draft and needed > self.blocks.num_free:
+                seq.draft = []  # a guess never takes blocks from another sequence
+                want = 1
+                needed = seq.blocks_needed(seq.num_computed_tokens + want) - len(seq.block_table)
             while needed > self.blocks.num_free and self._preempt_newest(newer_than=seq) is not None:
                 pass
             if needed > self.blocks.num_free:
                 self._preempt(seq)
                 continue
             self.blocks.ensure_slots(seq, seq.num_computed_tokens + want)
-            chunks.append(ScheduledChunk(seq, want))
+            chunks.append(ScheduledChunk(seq, want, len(seq.draft)))
             budget -= want
         # 2. admit waiting sequences
         pending = self._pending_prefix_hashes(chunks)
@@ -114,6 +123,7 @@ class Scheduler:
         """Recompute later: drop its blocks, keep its tokens (prompt + generated so far)."""
         self.blocks.free_sequence(seq)
         self.running.remove(seq)
+        seq.draft = []
         seq.status = SequenceStatus.WAITING
         seq.preemptions += 1
         self.preemptions += 1

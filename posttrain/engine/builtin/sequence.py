@@ -38,6 +38,8 @@ class Sequence:
         self.num_cached_prompt_tokens = 0  # of those, served by the prefix cache
         self.block_table: list[int] = []
         self.logprobs: list[float] = []
+        self.top_logprobs: list[list[tuple[int, float]]] = []
+        self.draft: list[int] = []  # speculative tokens to verify in the next step (not yet tokens)
         self.token_versions: list[int] = []
         self.status = SequenceStatus.WAITING
         self.finish_reason: str | None = None
