@@ -1,0 +1,8 @@
+"""`posttrain serve`: a model behind an OpenAI-compatible HTTP API, in a standard and a fast
+(speculative) variant.
+
+protocol.py (request bodies) · chat_prompt.py (messages to tokens, tool calls back) ·
+api_errors.py (OpenAI's error JSON) · engine_worker.py (the thread that steps the engine,
+admission, deadlines, aborts) · metrics.py (Prometheus text) · app.py (the FastAPI routes) ·
+server.py (model loading, uvicorn) · bench.py (`posttrain serve bench`).
+"""

@@ -1,0 +1,119 @@
+"""Chat messages in, prompt tokens out; the model's Hermes-style tool calls back to OpenAI's shape.
+
+Tools are described to the model in the system message, Hermes style (the format posttrain's
+agents are trained on):
+
+    <tools>[{"type": "function", "function": {...}}, ...]</tools>
+    <tool_call>{"name": "...", "arguments": {...}}</tool_call>
+
+Earlier assistant tool calls are rendered back as <tool_call> tags and tool results as
+<tool_response> in a `tool` turn. A forced call (`tool_choice` naming a function, or
+"required") is started in the assistant's turn itself, `<tool_call>{"name": "f", "arguments": `,
+so even a small model completes a call in the right format; that started text belongs to the
+reply and is parsed with it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+
+from posttrain.agent.tool_calls import ToolCall, parse_tool_calls
+from posttrain.models.token_ids import token_ids
+from posttrain.serve.protocol import ChatCompletionRequest, Message
+
+TOOL_CALL_END = "</tool_call>"
+
+
+@dataclass
+class ChatPrompt:
+    token_ids: list[int]
+    reply_prefix: str  # text already placed in the assistant's turn (a forced tool call's start)
+
+
+def build_chat_prompt(tokenizer, request: ChatCompletionRequest) -> ChatPrompt:
+    messages = [_render(m) for m in request.messages]
+    if request.tools_active:
+        system = _tools_system_text(request)
+        if messages and messages[0]["role"] == "system":
+            messages[0] = {"role": "system", "content": messages[0]["content"] + "\n\n" + system}
+        else:
+            messages.insert(0, {"role": "system", "content": system})
+    text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    prefix = ""
+    if request.forced_function:
+        prefix = '<tool_call>{"name": ' + json.dumps(request.forced_function) + ', "arguments": '
+    elif request.tool_choice == "required":
+        prefix = '<tool_call>{"name": "'
+    return ChatPrompt(token_ids(tokenizer(text + prefix, add_special_tokens=False)), prefix)
+
+
+def _render(message: Message) -> dict[str, str]:
+    role = "system" if message.role == "developer" else message.role
+    content = message.text
+    if message.role == "assistant" and message.tool_calls:
+        calls = [
+            "<tool_call>"
+            + json.dumps({"name": call.function.name, "arguments": _arguments(call.function.arguments)})
+            + TOOL_CALL_END
+            for call in message.tool_calls
+        ]
+        content = "\n".join(([content] if content else []) + calls)
+    elif message.role == "tool":
+        content = f"<tool_response>\n{content}\n</tool_response>"
+    return {"role": role, "content": content}
+
+
+def _arguments(raw: str):
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+def _tools_system_text(request: ChatCompletionRequest) -> str:
+    tools = json.dumps([tool.model_dump(exclude_none=True) for tool in request.tools or []])
+    lines = [
+        "You may call one or more functions to assist with the user query. The functions are:",
+        f"<tools>{tools}</tools>",
+        "To call a function, reply with a JSON object with its name and arguments within "
+        '<tool_call></tool_call> tags: <tool_call>{"name": "<function-name>", "arguments": {...}}</tool_call>',
+    ]
+    if request.forced_function:
+        lines.append(f"You must call the function {request.forced_function}.")
+    elif request.tool_choice == "required":
+        lines.append("You must call at least one function.")
+    return "\n".join(lines)
+
+
+@dataclass
+class ParsedReply:
+    content: str | None
+    tool_calls: list[dict]
+
+
+def parse_reply(text: str, request: ChatCompletionRequest) -> ParsedReply:
+    """Split a reply into its content and its tool calls (OpenAI shape); calls naming a function
+    that is not among the request's tools stay text."""
+    if not request.tools_active:
+        return ParsedReply(text, [])
+    names = {tool.function.name for tool in request.tools or []}
+    calls = [c for c in parse_tool_calls(text) if isinstance(c, ToolCall) and c.name in names]
+    if not calls:
+        return ParsedReply(text, [])
+    content = text.split("<tool_call>")[0].strip() if "<tool_call>" in text else ""
+    return ParsedReply(
+        content or None,
+        [
+            {
+                "id": f"call_{uuid.uuid4().hex[:24]}",
+                "type": "function",
+                "function": {
+                    "name": call.name,
+                    "arguments": call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments),
+                },
+            }
+            for call in calls
+        ],
+    )
