@@ -76,6 +76,11 @@ class EngineConfig(_Strict):
     block_size: int = Field(16, ge=1, description="builtin: tokens per KV block")
     max_num_seqs: int = Field(128, ge=1, description="builtin: sequences decoded together")
     max_num_batched_tokens: int = Field(2048, ge=16, description="builtin: tokens per step (chunked prefill budget)")
+    speculative: bool = Field(
+        False,
+        description="builtin: speculative decoding with n-gram drafts (lossless: the same tokens for greedy, the "
+        "same distribution for sampling, the trainer's logprobs to the bit); off for steps where it would not pay",
+    )
 
 
 class DomainConfig(_Strict):

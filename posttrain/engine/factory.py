@@ -28,6 +28,8 @@ class LoadedEngine(NamedTuple):
 
 
 def engine_for_model(settings: EngineConfig, model: torch.nn.Module, tokenizer, version: int = 0):
+    if settings.speculative and settings.backend != "builtin":
+        raise PosttrainError(f"[engine] speculative = true needs the builtin backend, not {settings.backend!r}")
     if settings.backend == "builtin":
         from posttrain.engine.builtin.engine import BuiltinEngine
 
@@ -39,6 +41,7 @@ def engine_for_model(settings: EngineConfig, model: torch.nn.Module, tokenizer, 
             max_num_seqs=settings.max_num_seqs,
             max_num_batched_tokens=settings.max_num_batched_tokens,
             version=version,
+            speculative=settings.speculative,
         )
     if settings.backend == "hf":
         from posttrain.engine.hf_engine import HFEngine

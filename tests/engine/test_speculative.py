@@ -1,0 +1,142 @@
+"""Speculative decoding in the builtin engine is lossless: greedy output token for token, the
+sampling distribution kept (the accept/reject rule, checked statistically), and logprobs the
+trainer recomputes to the bit (logprob_mismatch_max 0.0)."""
+
+import copy
+
+import pytest
+import torch
+
+from posttrain.config import AlgorithmConfig, OptimConfig
+from posttrain.engine.builtin.draft_verification import verify_draft
+from posttrain.engine.builtin.drafters import OutputHistory, PromptLookup
+from posttrain.engine.builtin.engine import BuiltinEngine
+from posttrain.engine.builtin.engine_kernels import use_engine_kernels
+from posttrain.engine.builtin.speculation import SpeculationPolicy
+from posttrain.engine.builtin.sequence import Sequence
+from posttrain.engine.interface import GenerationRequest, SamplingParams
+from posttrain.models.token_ids import chat_prompt_ids
+from posttrain.train.samples import TrainSample
+from posttrain.train.trainer import PolicyTrainer
+from tests.conftest import expects_bit_equality
+
+CODE = "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a - b\n"
+PROMPTS = [
+    "Copy this code exactly:\n" + CODE * 2,
+    "Repeat after me: the quick brown fox jumps over the lazy dog. The quick brown fox",
+    "What is the capital of France?",
+    "List the numbers 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and then again 1, 2, 3,",
+]
+
+
+@pytest.fixture(scope="module")
+def smollm():
+    from posttrain.models.loading import load_model, load_tokenizer
+
+    return load_model("smollm2-135m"), load_tokenizer("smollm2-135m")
+
+
+def _prompts(tokenizer):
+    return [chat_prompt_ids(tokenizer, [{"role": "user", "content": p}]) for p in PROMPTS]
+
+
+def test_prompt_lookup_and_output_history_propose_what_followed():
+    lookup = PromptLookup()
+    tokens = [1, 2, 3, 4, 5, 9, 2, 3]
+    assert lookup.propose(tokens, 2) == (2, [4, 5])
+    assert lookup.propose(tokens + [4, 5], 3) == (4, [9, 2, 3])  # longest n-gram wins
+    history = OutputHistory(capacity=12)
+    history.add([7, 8, 9, 10, 11])
+    assert history.propose([0, 8, 9], 2) == (2, [10, 11])
+    history.add(list(range(20, 32)))  # pushes the first output out
+    assert history.propose([0, 8, 9], 2) == (0, [])
+
+
+def test_verification_keeps_the_sampling_distribution():
+    """Accept draft d with p(d), else draw from p without d: the first token is distributed as
+    p, and the second (after an accepted draft) as the next row's p. Checked by chi-square."""
+    torch.manual_seed(0)
+    vocab = 6
+    logits = torch.randn(3, vocab) * 1.5
+    params = SamplingParams(temperature=0.9, top_p=0.95)
+    from posttrain.engine.builtin.sampler import truncated_probs
+
+    probs = truncated_probs(logits, params)
+    draft = [int(probs[0].argmax()), 2]
+    generator = torch.Generator().manual_seed(1)
+    trials = 20_000
+    first = torch.zeros(vocab)
+    second = torch.zeros(vocab)
+    for _ in range(trials):
+        tokens, logprobs = verify_draft(logits, draft, params, generator)
+        first[tokens[0]] += 1
+        if tokens[0] == draft[0]:
+            second[tokens[1]] += 1
+        expected = torch.log_softmax(logits[: len(tokens)] / 0.9, -1).gather(-1, torch.tensor(tokens)[:, None])
+        assert logprobs == expected.squeeze(-1).tolist()
+    for observed, p in ((first, probs[0]), (second, probs[1])):
+        total = observed.sum()
+        support = p > 0
+        expected = p[support] * total
+        chi2 = float(((observed[support] - expected) ** 2 / expected).sum())
+        assert observed[~support].sum() == 0  # truncated tokens never appear
+        assert chi2 < 25.0, (chi2, observed, expected)  # 5 degrees of freedom: p < 1e-4 under the null
+
+
+def test_the_cost_gate_turns_speculation_off_when_every_token_costs_full_price():
+    policy = SpeculationPolicy()
+    for tokens in range(1, 40):
+        policy.cost.record(tokens, 0.01 * tokens)  # no fixed cost: verifying a draft is never free
+    seqs = []
+    for i in range(4):
+        seq = Sequence(i, str(i), 0, [5, 6, 7, 5, 6], SamplingParams(max_tokens=32), 16, arrival=i)
+        seq.append(7, 0.0, 0)
+        seqs.append(seq)
+    assert policy.plan(seqs, 0, 1000) == {}
+    cheap = SpeculationPolicy()
+    for tokens in range(1, 40):
+        cheap.cost.record(tokens, 0.05 + 0.0001 * tokens)  # weight-read bound: extra tokens nearly free
+    assert cheap.plan(seqs, 0, 1000) == {s.seq_id: [5, 6, 7] for s in seqs}
+
+
+@pytest.mark.slow
+def test_greedy_output_equals_standard_token_for_token(smollm):
+    model, tokenizer = smollm
+    prompts = _prompts(tokenizer)
+    params = SamplingParams(temperature=0, max_tokens=32)
+    outputs = {}
+    for speculative in (False, True):
+        engine = BuiltinEngine(copy.deepcopy(model), tokenizer, speculative=speculative)
+        one_by_one = [engine.generate([GenerationRequest(str(i), p, params)])[0] for i, p in enumerate(prompts)]
+        batched = engine.generate([GenerationRequest(str(i), p, params) for i, p in enumerate(prompts)])
+        assert [c.token_ids for c in batched] == [c.token_ids for c in one_by_one]
+        outputs[speculative] = (one_by_one, engine.stats)
+    standard, fast = outputs[False][0], outputs[True][0]
+    assert [c.token_ids for c in fast] == [c.token_ids for c in standard]
+    if expects_bit_equality(model):
+        assert [c.logprobs for c in fast] == [c.logprobs for c in standard]
+    stats = outputs[True][1]
+    assert stats.accepted_draft_tokens > 20 and 0 < stats.acceptance_rate <= 1
+
+
+@pytest.mark.slow
+def test_rollouts_with_speculation_have_zero_logprob_mismatch(smollm):
+    """`[engine] speculative = true` for RL: the trainer's recomputed logprobs of sampled,
+    partly speculated completions equal the engine's (logprob_mismatch_max == 0.0)."""
+    model, tokenizer = smollm
+    engine = BuiltinEngine(copy.deepcopy(model), tokenizer, speculative=True)
+    prompt = _prompts(tokenizer)[0]
+    params = SamplingParams(n=4, temperature=0.7, max_tokens=32, seed=5)
+    completions = engine.generate([GenerationRequest("a", prompt, params)])
+    assert engine.stats.accepted_draft_tokens > 0  # some tokens came from verified drafts
+    samples = [
+        TrainSample(c.prompt_token_ids, c.token_ids, c.logprobs, advantage)
+        for c, advantage in zip(completions, (-1.0, -0.5, 0.5, 1.0))
+    ]
+    optim = OptimConfig(lr=1e-6, micro_batch_tokens=100_000)
+    trainer = PolicyTrainer(use_engine_kernels(copy.deepcopy(model)), optim, AlgorithmConfig(), 0.7, 2)
+    stats = trainer.step(samples)
+    if expects_bit_equality(model):
+        assert stats["logprob_mismatch_max"] == 0.0
+    else:
+        assert stats["logprob_mismatch_max"] < 1e-4
