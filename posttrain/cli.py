@@ -103,6 +103,9 @@ def _register_subcommands() -> None:
     from posttrain.tasks.cli import app as tasks_app
 
     app.add_typer(tasks_app, name="tasks")
+    from posttrain.serve.cli import app as serve_app
+
+    app.add_typer(serve_app, name="serve")
     from posttrain.quality.cli import inspect_command
 
     app.command("inspect")(inspect_command)

@@ -66,10 +66,11 @@ def build_server(settings: ServerSettings):
     return create_app(served, worker, metrics), worker, metrics
 
 
-def serve(settings: ServerSettings, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning") -> None:
+def serve(built, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning") -> None:
+    """Run a build_server() result until interrupted."""
     import uvicorn
 
-    app, worker, _ = build_server(settings)
+    app, worker, _ = built
     worker.start()
     try:
         uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)

@@ -12,8 +12,8 @@ from posttrain.engine.builtin.draft_verification import verify_draft
 from posttrain.engine.builtin.drafters import OutputHistory, PromptLookup
 from posttrain.engine.builtin.engine import BuiltinEngine
 from posttrain.engine.builtin.engine_kernels import use_engine_kernels
-from posttrain.engine.builtin.speculation import SpeculationPolicy
 from posttrain.engine.builtin.sequence import Sequence
+from posttrain.engine.builtin.speculation import SpeculationPolicy
 from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.models.token_ids import chat_prompt_ids
 from posttrain.train.samples import TrainSample

@@ -1,0 +1,287 @@
+"""`posttrain serve bench`: the standard and the fast variant over HTTP, side by side.
+
+For each variant, workload and concurrency a fresh server is started in its own process (an
+empty prefix cache and an empty output history: no cell profits from an earlier cell's
+identical requests), and `concurrency` client threads send the workload's requests, streamed,
+greedy, each as soon as the client's previous one finished:
+
+    agent   turns of real multi-turn terminal episodes (benchmarks/data/serve_agent_turns.jsonl:
+            system prompt with the tools, instruction, earlier calls and observations), sent
+            as SmolLM2 token ids to /v1/completions
+    chat    short questions to /v1/chat/completions
+
+Per cell: output tokens/s (completion tokens / wall seconds of the cell), time to first token
+p50/p95, inter-token latency p50/p95 (each request's (last token - first token) / (tokens - 1)),
+and the server's speculative acceptance rate; per workload, whether the variants' greedy
+outputs were identical, and the fast/standard ratios.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from posttrain.errors import PosttrainError
+
+AGENT_TURNS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "serve_agent_turns.jsonl"
+CHAT_QUESTIONS = [
+    "What is the capital of France?",
+    "Name three primary colors.",
+    "What is 17 + 25?",
+    "Give me a synonym for happy.",
+    "What does CPU stand for?",
+    "How many legs does a spider have?",
+    "Why is the sky blue?",
+    "Suggest a name for a cat.",
+    "What is the boiling point of water in Celsius?",
+    "Translate 'good morning' into French.",
+    "What is 9 times 8?",
+    "Is a tomato a fruit or a vegetable?",
+    "List two uses of copper.",
+    "Define the word 'entropy'.",
+    "Tell me a joke about programmers.",
+    "What is the opposite of 'ancient'?",
+]
+
+
+@dataclass
+class Settings:
+    model: str = "smollm2-135m"
+    concurrencies: tuple[int, ...] = (1, 4, 16)
+    agent_max_tokens: int = 48
+    chat_max_tokens: int = 32
+    turns_file: Path = AGENT_TURNS
+
+
+@dataclass
+class Timing:
+    text: str
+    tokens: int
+    ttft: float
+    itl: float | None
+
+
+def requests_for(workload: str, settings: Settings, concurrency: int) -> list[tuple[str, dict]]:
+    """(path, body) of a cell's requests: at least 8, and two per client."""
+    count = max(8, 2 * concurrency)
+    if workload == "agent":
+        if not settings.turns_file.is_file():
+            raise PosttrainError(
+                f"{settings.turns_file}: no agent turns; write them with benchmarks/serve_agent_turns.py"
+            )
+        turns = [json.loads(line) for line in settings.turns_file.read_text().splitlines() if line.strip()]
+        return [
+            (
+                "/v1/completions",
+                {"prompt": turns[i % len(turns)]["prompt_ids"], "max_tokens": settings.agent_max_tokens},
+            )
+            for i in range(min(count, len(turns)))
+        ]
+    return [
+        (
+            "/v1/chat/completions",
+            {
+                "messages": [{"role": "user", "content": CHAT_QUESTIONS[i % len(CHAT_QUESTIONS)]}],
+                "max_tokens": settings.chat_max_tokens,
+            },
+        )
+        for i in range(min(count, len(CHAT_QUESTIONS)))
+    ]
+
+
+class ServerProcess:
+    """`posttrain serve` in a child process, on a free port, until stop()."""
+
+    def __init__(self, model: str, variant: str, max_concurrency: int) -> None:
+        import socket
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        command = [sys.executable, "-m", "posttrain.cli", "serve", model, "--variant", variant]
+        command += ["--port", str(self.port), "--max-concurrency", str(max_concurrency)]
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ.copy()
+        )
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise PosttrainError(f"the {variant} server exited: {self.process.stderr.read().decode()[-500:]}")
+            try:
+                if self.get("/health").get("status") == "ok":
+                    return
+            except OSError:
+                pass
+            time.sleep(0.5)
+        self.stop()
+        raise PosttrainError(f"the {variant} server did not answer /health within 180 s")
+
+    def get(self, path: str) -> dict:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        connection.request("GET", path)
+        return json.loads(connection.getresponse().read())
+
+    def metric(self, name: str) -> float | None:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        connection.request("GET", "/metrics")
+        for line in connection.getresponse().read().decode().splitlines():
+            if line.startswith(f"posttrain_serve_{name} "):
+                return float(line.split()[-1])
+        return None
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def stream_request(port: int, path: str, body: dict) -> Timing:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    payload = {**body, "stream": True, "temperature": 0, "stream_options": {"include_usage": True}}
+    start = time.perf_counter()
+    connection.request("POST", path, json.dumps(payload), {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    if response.status != 200:
+        raise PosttrainError(f"{path} answered {response.status}: {response.read()[:300]!r}")
+    first = last = None
+    text, tokens = [], 0
+    for raw in response:
+        line = raw.decode().strip()
+        if not line.startswith("data: ") or line == "data: [DONE]":
+            continue
+        chunk = json.loads(line[6:])
+        if "error" in chunk:
+            raise PosttrainError(f"{path}: {chunk['error']['message']}")
+        if chunk.get("usage"):
+            tokens = chunk["usage"]["completion_tokens"]
+        for choice in chunk.get("choices", []):
+            piece = choice.get("text") if "text" in choice else (choice.get("delta") or {}).get("content")
+            if piece:
+                now = time.perf_counter()
+                first = first if first is not None else now
+                last = now
+                text.append(piece)
+    connection.close()
+    ttft = (first if first is not None else time.perf_counter()) - start
+    itl = (last - first) / (tokens - 1) if first is not None and tokens > 1 else None
+    return Timing("".join(text), tokens, ttft, itl)
+
+
+def run_cell(port: int, requests: list[tuple[str, dict]], concurrency: int, model: str) -> tuple[list[Timing], float]:
+    work: queue.Queue = queue.Queue()
+    for index, request in enumerate(requests):
+        work.put((index, request))
+    results: list[Timing | None] = [None] * len(requests)
+    errors: list[BaseException] = []
+
+    def client() -> None:
+        while True:
+            try:
+                index, (path, body) = work.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                results[index] = stream_request(port, path, {**body, "model": model})
+            except BaseException as exc:  # reported after the cell
+                errors.append(exc)
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=client) for _ in range(concurrency)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - start
+    if errors:
+        raise PosttrainError(f"a benchmark request failed: {errors[0]}")
+    return results, wall  # type: ignore[return-value]
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def summarize(timings: list[Timing], wall: float, acceptance: float | None) -> dict:
+    tokens = sum(t.tokens for t in timings)
+    itls = [t.itl for t in timings if t.itl is not None]
+    return {
+        "requests": len(timings),
+        "output_tokens": tokens,
+        "wall_s": round(wall, 3),
+        "output_tok_s": round(tokens / wall, 2),
+        "ttft_p50_s": _round(_percentile([t.ttft for t in timings], 0.5)),
+        "ttft_p95_s": _round(_percentile([t.ttft for t in timings], 0.95)),
+        "itl_p50_s": _round(_percentile(itls, 0.5)),
+        "itl_p95_s": _round(_percentile(itls, 0.95)),
+        "acceptance_rate": _round(acceptance),
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return round(value, 4) if value is not None else None
+
+
+def run_benchmark(settings: Settings, progress=None) -> dict:
+    """progress(label) is called before each cell."""
+    variants = ("standard", "fast")
+    report: dict = {
+        "model": settings.model,
+        "workloads": {},
+        "settings": {
+            "concurrencies": list(settings.concurrencies),
+            "agent_max_tokens": settings.agent_max_tokens,
+            "chat_max_tokens": settings.chat_max_tokens,
+            "greedy": True,
+            "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        },
+    }
+    for workload in ("agent", "chat"):
+        cells: dict = {variant: {} for variant in variants}
+        texts: dict = {variant: {} for variant in variants}
+        for variant in variants:
+            for concurrency in settings.concurrencies:
+                if progress:
+                    progress(f"{workload} · {variant} · concurrency {concurrency}")
+                requests = requests_for(workload, settings, concurrency)
+                server = ServerProcess(settings.model, variant, max(concurrency, 1))
+                try:
+                    run_cell(server.port, requests[:2], min(2, concurrency), settings.model)  # warm-up
+                    timings, wall = run_cell(server.port, requests, concurrency, settings.model)
+                    acceptance = server.metric("speculative_acceptance_rate") if variant == "fast" else None
+                finally:
+                    server.stop()
+                cells[variant][str(concurrency)] = summarize(timings, wall, acceptance)
+                texts[variant][concurrency] = [t.text for t in timings]
+        ratios = {
+            str(c): round(cells["fast"][str(c)]["output_tok_s"] / cells["standard"][str(c)]["output_tok_s"], 3)
+            for c in settings.concurrencies
+        }
+        identical = all(texts["fast"][c] == texts["standard"][c] for c in settings.concurrencies)
+        report["workloads"][workload] = {**cells, "fast_over_standard_tok_s": ratios, "greedy_identical": identical}
+    agent, chat = (
+        report["workloads"]["agent"]["fast_over_standard_tok_s"],
+        report["workloads"]["chat"]["fast_over_standard_tok_s"],
+    )
+    low, high = str(min(settings.concurrencies)), str(max(settings.concurrencies))
+    report["goals"] = {
+        "agent_fast_2x_at_lowest_concurrency": agent[low] >= 2.0,
+        "agent_fast_not_slower_at_highest_concurrency": agent[high] >= 1.0,
+        "chat_fast_never_below_0.95x": min(chat.values()) >= 0.95,
+        "greedy_identical": all(w["greedy_identical"] for w in report["workloads"].values()),
+    }
+    report["vllm"] = "not run: .venv-vllm is absent" if not Path(".venv-vllm").exists() else "not run by this command"
+    return report

@@ -1,0 +1,123 @@
+"""`posttrain serve MODEL`: an OpenAI-compatible server; `posttrain serve bench`: its benchmark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from typer.core import TyperGroup
+
+from posttrain.console import console, emit_benchmark, fail
+from posttrain.errors import PosttrainError
+
+
+class _ModelOrSubcommand(TyperGroup):
+    """`posttrain serve MODEL ...` runs the server (the `run` command); `posttrain serve bench`
+    the benchmark: a first argument that is no subcommand is the model."""
+
+    def parse_args(self, ctx, args):
+        if args and not args[0].startswith("-") and args[0] not in self.commands:
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(
+    cls=_ModelOrSubcommand,
+    help="Serve a model behind an OpenAI-compatible API (posttrain serve MODEL), or benchmark the "
+    "standard and fast variants (posttrain serve bench).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.command("run")
+def run_command(
+    model: str = typer.Argument(
+        ..., help="smollm2-135m, tiny-llama, a Hugging Face directory, or a run's checkpoint (RUN/checkpoints/step-N)."
+    ),
+    variant: str = typer.Option(
+        "standard", "--variant", help="standard, or fast: speculative decoding, the same output (see docs/serving.md)."
+    ),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for every interface)."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535),
+    max_concurrency: int = typer.Option(
+        32, "--max-concurrency", min=1, help="Requests decoded together; more wait in a queue."
+    ),
+    max_queue: int = typer.Option(
+        64, "--max-queue", min=0, help="Requests that may wait; past that: 429 + Retry-After."
+    ),
+    request_timeout: float = typer.Option(
+        600.0, "--request-timeout", min=1.0, help="Every request's deadline, seconds."
+    ),
+    max_model_len: int | None = typer.Option(
+        None, "--max-model-len", min=16, help="Longest prompt + reply in tokens (default: the model's context)."
+    ),
+    served_model_name: str | None = typer.Option(
+        None, "--served-model-name", help="The model's id in the API (default: MODEL as given)."
+    ),
+) -> None:
+    """Serve MODEL at http://HOST:PORT/v1 (chat/completions, completions, models), with /health
+    and /metrics (Prometheus). Clients: any OpenAI client, e.g.
+    `posttrain eval --model openai:http://127.0.0.1:8000/v1#smollm2-135m`."""
+    from posttrain.serve.server import ServerSettings, serve
+
+    settings = ServerSettings(
+        model,
+        variant,
+        served_model_name,
+        max_concurrency,
+        max_queue,
+        request_timeout,
+        max_model_len,
+    )
+    try:
+        with console.status(f"loading {model} ({variant})"):
+            from posttrain.serve.server import build_server
+
+            built = build_server(settings)
+        console.print(
+            f"serving [bold]{settings.served_model_name or model}[/] ({variant}) at http://{host}:{port}/v1",
+            highlight=False,
+        )
+        serve(built, host, port)
+    except PosttrainError as exc:
+        fail(str(exc))
+
+
+@app.command("bench")
+def bench_command(
+    out: Path | None = typer.Option(None, "--out", "-o", help="Also write the JSON here."),
+    model: str = typer.Option("smollm2-135m", "--model", help="The model both variants serve."),
+    concurrency: str = typer.Option("1,4,16", "--concurrency", help="Comma-separated client counts."),
+    agent_max_tokens: int = typer.Option(48, "--agent-max-tokens", min=1, help="New tokens per agent turn."),
+    chat_max_tokens: int = typer.Option(32, "--chat-max-tokens", min=1, help="New tokens per chat answer."),
+) -> None:
+    """Start the server in each variant and drive it with concurrent streaming clients over HTTP.
+
+    \b
+    Workloads: agent (turns of real multi-turn terminal episodes: long shared
+    prompts, replies that copy from the context) and chat (short questions);
+    greedy. Each cell runs on a fresh server process. Reported per variant and
+    concurrency: output tokens/s, time to first token p50/p95, inter-token
+    latency p50/p95, speculative acceptance rate; per workload whether greedy
+    outputs were identical across variants, and the fast/standard ratios.
+
+    \b
+    Example: posttrain serve bench --out docs/serve_bench.json
+    """
+    from posttrain.serve.bench import Settings, run_benchmark
+
+    try:
+        levels = tuple(int(c) for c in concurrency.split(",") if c.strip())
+    except ValueError:
+        fail(f"--concurrency: expected comma-separated integers, got {concurrency!r}")
+    if not levels or min(levels) < 1:
+        fail("--concurrency: expected client counts >= 1")
+    settings = Settings(model, levels, agent_max_tokens, chat_max_tokens)
+    try:
+        with console.status("benchmark") as status:
+            report = run_benchmark(settings, progress=lambda label: status.update(f"serve bench: {label}"))
+    except PosttrainError as exc:
+        fail(str(exc))
+    emit_benchmark(report, out)
