@@ -27,6 +27,8 @@ class WorkingTurn:
     completion_ids: list[int]  # the model's tokens: the only ones trained on
     observation_ids: list[int]  # turn closing + observation message: context, not trained on
     summary: str  # one line, used when the turn is dropped
+    observation: str = ""  # the observation message's text and role (for chat-message prompts)
+    role: str = "tool"
 
     def tokens(self, header: list[int]) -> list[int]:
         return header + self.completion_ids + self.observation_ids
@@ -56,7 +58,7 @@ class LayeredContext:
     def __post_init__(self) -> None:
         self._fixed = self._render_fixed()
 
-    def _render_fixed(self) -> list[int]:
+    def _fixed_messages(self) -> list[dict]:
         messages = [{"role": "system", "content": self.system}, {"role": "user", "content": self.long_term}]
         if self.dropped:
             note = (
@@ -65,13 +67,16 @@ class LayeredContext:
                 + "]"
             )
             messages.append({"role": "user", "content": note})
-        return self.chat.conversation(messages)
+        return messages
+
+    def _render_fixed(self) -> list[int]:
+        return self.chat.conversation(self._fixed_messages())
 
     # ---- building ------------------------------------------------------------------------
 
     def add_turn(self, completion_ids: list[int], observation: str, summary: str, role: str = "tool") -> None:
         observation_ids = self.chat.close_turn(completion_ids) + self.chat.message(role, observation)
-        self.working.append(WorkingTurn(list(completion_ids), observation_ids, summary))
+        self.working.append(WorkingTurn(list(completion_ids), observation_ids, summary, observation, role))
 
     def note(self, text: str) -> None:
         self.scratch.append(text)
@@ -88,6 +93,17 @@ class LayeredContext:
         if self.scratch:
             ids += self.chat.message("user", "\n".join(self.scratch))
         return ids + self.chat.header
+
+    def messages(self) -> list[dict]:
+        """The conversation that the last prompt_ids() rendered, as chat messages (for engines
+        that send messages to a remote chat API); the replies decoded from the model's tokens."""
+        messages = self._fixed_messages()
+        for turn in self.working:
+            reply = self.chat.tokenizer.decode(turn.completion_ids, skip_special_tokens=True)
+            messages += [{"role": "assistant", "content": reply}, {"role": turn.role, "content": turn.observation}]
+        if self.scratch:
+            messages.append({"role": "user", "content": "\n".join(self.scratch)})
+        return messages
 
     def prompt_ids(self, turn: int) -> list[int]:
         """The prompt for the next reply, pruned to fit."""

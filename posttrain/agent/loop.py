@@ -131,7 +131,15 @@ def run_episodes(
                 views.append(
                     (
                         episode,
-                        EpisodeView(episode.task, prompt, episode.turn, episode.sandbox, episode.workdir, episode.seed),
+                        EpisodeView(
+                            episode.task,
+                            prompt,
+                            episode.turn,
+                            episode.sandbox,
+                            episode.workdir,
+                            episode.seed,
+                            episode.context.messages(),
+                        ),
                     )
                 )
             if not views:

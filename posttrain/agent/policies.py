@@ -44,6 +44,7 @@ class EpisodeView:
     sandbox: object = None
     workdir: str = "/app"
     seed: int | None = None  # the episode's: a reply's randomness depends on (seed, turn) only
+    messages: list[dict] | None = None  # the prompt as chat messages (sent to remote chat APIs)
 
 
 class Policy:
@@ -76,7 +77,7 @@ class ModelPolicy(Policy):
                 params = replace(params, seed=(view.seed * 1_000_003 + view.turn) % (2**62))
             elif self.seed is not None:
                 params = replace(params, seed=self.seed * 1_000_003 + self._calls * 1009 + index)
-            requests.append(GenerationRequest(f"agent-{self._calls}-{index}", view.prompt_ids, params))
+            requests.append(GenerationRequest(f"agent-{self._calls}-{index}", view.prompt_ids, params, view.messages))
         self._calls += 1
         completions = self.engine.generate(requests)
         return [

@@ -61,17 +61,26 @@ def engine_for_spec(
     tokenizer_spec: str = "smollm2-135m",
     concurrency: int = 8,
     tokenizer=None,
+    shared_tokenizer: str | None = None,
 ) -> LoadedEngine:
-    """`tokenizer`: one already loaded for the spec's model (else it is loaded here); an openai
-    spec tokenizes with `tokenizer_spec`'s."""
+    """`tokenizer`: one already loaded for the spec's model (else it is loaded here). An openai
+    spec sends chat messages and counts tokens locally with `tokenizer_spec`'s tokenizer; with
+    `shared_tokenizer` (the server's own, e.g. smollm2-135m for `posttrain serve smollm2-135m`)
+    it sends token-id prompts in that tokenizer instead, and the ids are exact."""
     spec = parse_model_spec(spec) if isinstance(spec, str) else spec
     if spec.backend == "openai":
         from posttrain.engine.openai_engine import OpenAIEngine
 
-        tokenizer = tokenizer or load_tokenizer(tokenizer_spec)
+        tokenizer = tokenizer or load_tokenizer(shared_tokenizer or tokenizer_spec)
         return LoadedEngine(
             OpenAIEngine(
-                spec.base_url, spec.model, api_key_env=api_key_env, tokenizer=tokenizer, max_concurrency=concurrency
+                spec.base_url,
+                spec.model,
+                api_key_env=api_key_env,
+                tokenizer=tokenizer,
+                max_concurrency=concurrency,
+                prompt_format="token_ids" if shared_tokenizer else "chat",
+                extra_body={"return_token_ids": True} if shared_tokenizer else None,
             ),
             tokenizer,
             None,

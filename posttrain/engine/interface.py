@@ -47,6 +47,9 @@ class GenerationRequest:
     request_id: str
     prompt_token_ids: list[int]
     params: SamplingParams = field(default_factory=SamplingParams)
+    # the chat conversation the prompt renders, where the caller knows it: an engine that talks
+    # to a remote chat API sends these instead of token ids (local engines use the ids)
+    messages: list[dict] | None = None
 
 
 @dataclass

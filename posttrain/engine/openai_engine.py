@@ -1,22 +1,32 @@
-"""The `openai` backend: any OpenAI-compatible HTTP server (vLLM, SGLang, llama.cpp, a hosted
-API), for evaluation. It serves a remote model, so it cannot train one: `update_weights` refuses.
+"""The `openai` backend: any OpenAI-compatible HTTP server (vLLM, SGLang, llama.cpp,
+`posttrain serve`, a hosted API), for evaluation. It serves a remote model, so it cannot train
+one: `update_weights` refuses.
 
-Prompts go to `/v1/completions` as token ids (`prompt=[ids]`), which vLLM and most servers
-accept; `chat()` uses `/v1/chat/completions` for servers that only take messages.
+How a prompt travels (`prompt_format`):
+  * "chat" (the default): a request that carries its chat `messages` (the agent loop's and the
+    eval runner's do) goes to `/v1/chat/completions` as messages, so any model and any hosted
+    chat API works; the remote side applies its own chat template. A request with token ids
+    only falls back to `/v1/completions`.
+  * "token_ids": every prompt goes to `/v1/completions` as token ids (`prompt=[ids]`), which
+    vLLM and `posttrain serve` accept; only right when the server shares the local tokenizer
+    (`posttrain eval --tokenizer`), and then the token ids are the exact ones.
 
 What comes back, and how exact it is:
   * text and finish reason: always;
   * token ids: exact when the server returns them, either as a `token_ids` field on each choice
-    (vLLM with `extra_body={"return_token_ids": True}`) or as `token_id:N` token strings (vLLM
-    with `extra_body={"return_tokens_as_token_ids": True}`). Otherwise, if a tokenizer was given,
-    the returned text is re-tokenized: those ids are APPROXIMATE (a text does not always encode
-    back to the tokens that produced it, and a stop string cut from the text is lost), and the
-    logprobs are kept only when their count matches. Without either, token_ids and logprobs are
-    empty and only the text is usable;
-  * logprobs: the server's `token_logprobs`, under the server's convention. vLLM reports
-    log_softmax(logits) without temperature by default; start it with
-    `--logprobs-mode processed_logprobs` to get this project's convention (temperature-scaled),
-    which is exact when top_p=1 and top_k is off.
+    (vLLM and `posttrain serve` with `extra_body={"return_token_ids": True}`) or as `token_id:N`
+    token strings (vLLM with `extra_body={"return_tokens_as_token_ids": True}`). Otherwise, if a
+    tokenizer was given, the returned text is re-tokenized: those ids are APPROXIMATE (a text
+    does not always encode back to the tokens that produced it, and a stop string cut from the
+    text is lost), and the logprobs are kept only when their count matches. Without either,
+    token_ids and logprobs are empty and only the text is usable;
+  * logprobs: the server's, under the server's convention. vLLM reports log_softmax(logits)
+    without temperature by default; start it with `--logprobs-mode processed_logprobs` to get
+    this project's convention (temperature-scaled), which is exact when top_p=1 and top_k is off.
+
+Each worker thread keeps one pooled keep-alive connection. Connection errors, 429 and 5xx are
+retried with jittered exponential backoff (a 429's Retry-After is honoured); a timeout is not
+(the generation may still be running on the server).
 
 `top_k` and `stop_token_ids` are not in OpenAI's schema; they are sent only when set (vLLM and
 SGLang accept them). `extra_body` is merged into every request body.
@@ -28,14 +38,13 @@ import http.client
 import json
 import logging
 import os
-import socket
+import random
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import urlsplit
 
 import torch
 
@@ -46,6 +55,7 @@ log = logging.getLogger(__name__)
 
 _RETRY_STATUS = {429, 500, 502, 503, 504}
 _TOKEN_ID_PREFIX = "token_id:"
+PROMPT_FORMATS = ("chat", "token_ids")
 
 
 class OpenAIServerError(PosttrainError):
@@ -68,9 +78,13 @@ class OpenAIEngine:
         backoff_s: float = 1.0,
         logprobs: bool = True,
         extra_body: dict[str, Any] | None = None,
+        prompt_format: str = "chat",
     ) -> None:
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
+        if prompt_format not in PROMPT_FORMATS:
+            raise ValueError(f"prompt_format must be one of {PROMPT_FORMATS}, got {prompt_format!r}")
+        self.prompt_format = prompt_format
         # Accept both "http://host:8000" and "http://host:8000/v1" (what OpenAI clients take).
         root = base_url.rstrip("/")
         self.api_url = root if root.endswith("/v1") else root + "/v1"
@@ -88,6 +102,10 @@ class OpenAIEngine:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._warned: set[str] = set()
         self._warn_lock = threading.Lock()
+        parts = urlsplit(self.api_url)
+        self._scheme, self._host, self._port = parts.scheme, parts.hostname or "", parts.port
+        self._path_prefix = parts.path.rstrip("/")
+        self._local = threading.local()  # each worker thread's pooled connection
 
     # ---- the InferenceEngine interface ----------------------------------------------------
 
@@ -120,37 +138,59 @@ class OpenAIEngine:
         server reports (vLLM with return_token_ids), else empty."""
         if params.n != 1:
             raise ValueError(f"chat() returns one completion; got SamplingParams.n={params.n}")
+        return self._chat_completions(messages, params, request_id, [])[0]
+
+    def _chat_completions(
+        self, messages: list[dict[str, Any]], params: SamplingParams, request_id: str, prompt_ids: list[int]
+    ) -> list[Completion]:
+        # Greedy samples are all the same, and vLLM refuses n>1 with temperature 0: ask for one.
+        n = 1 if params.temperature == 0 else params.n
         body = {"model": self.model, "messages": messages, **self._sampling_fields(params)}
+        if n > 1:
+            body["n"] = n
         if self.logprobs:
             body["logprobs"] = True
         body.update(self.extra_body)
         response = self._post("/chat/completions", body)
-        choices = response.get("choices") or []
-        if not choices:
-            raise OpenAIServerError(f"{self.api_url}/chat/completions answered with no choices: {_short(response)}")
-        choice = choices[0]
-        message = choice.get("message") or {}
-        content = (choice.get("logprobs") or {}).get("content") or []
-        token_strings = [entry.get("token", "") for entry in content]
-        logprobs = [float(entry["logprob"]) for entry in content if entry.get("logprob") is not None]
-        text = message.get("content") or ""
-        token_ids, logprobs = self._token_ids(choice.get("token_ids"), token_strings, logprobs, text)
-        prompt_ids = choice.get("prompt_token_ids") or response.get("prompt_token_ids") or []
-        return Completion(
-            request_id=request_id,
-            sample_index=0,
-            prompt_token_ids=list(prompt_ids),
-            token_ids=token_ids,
-            logprobs=logprobs,
-            finish_reason=_finish_reason(choice.get("finish_reason")),
-            text=text,
-            version=self.version,
-        )
+        choices = sorted(response.get("choices") or [], key=lambda c: c.get("index", 0))
+        if len(choices) != n:
+            raise OpenAIServerError(
+                f"{self.api_url}/chat/completions answered {len(choices)} choices for request {request_id!r}, "
+                f"asked for n={n}: {_short(response)}"
+            )
+        completions = []
+        for sample_index, choice in enumerate(choices * (params.n // n)):
+            message = choice.get("message") or {}
+            content = (choice.get("logprobs") or {}).get("content") or []
+            token_strings = [entry.get("token", "") for entry in content]
+            logprobs = [float(entry["logprob"]) for entry in content if entry.get("logprob") is not None]
+            text = message.get("content") or ""
+            for call in message.get("tool_calls") or []:  # a server that parsed the calls: back to the text
+                function = call.get("function") or {}
+                text += f'<tool_call>{{"name": {json.dumps(function.get("name"))}, "arguments": '
+                text += f"{function.get('arguments') or '{}'}}}</tool_call>"
+            token_ids, logprobs = self._token_ids(choice.get("token_ids"), token_strings, logprobs, text)
+            reported = choice.get("prompt_token_ids") or response.get("prompt_token_ids")
+            completions.append(
+                Completion(
+                    request_id=request_id,
+                    sample_index=sample_index,
+                    prompt_token_ids=list(reported or prompt_ids),
+                    token_ids=token_ids,
+                    logprobs=logprobs,
+                    finish_reason=_finish_reason(choice.get("finish_reason")),
+                    text=text,
+                    version=self.version,
+                )
+            )
+        return completions
 
     # ---- helpers ----------------------------------------------------------------------------
 
     def _generate_one(self, request: GenerationRequest) -> list[Completion]:
         params = request.params
+        if self.prompt_format == "chat" and request.messages:
+            return self._chat_completions(request.messages, params, request.request_id, request.prompt_token_ids)
         # Greedy samples are all the same, and vLLM refuses n>1 with temperature 0: ask for one.
         n = 1 if params.temperature == 0 else params.n
         body = {
@@ -227,29 +267,47 @@ class OpenAIEngine:
         approx = list(self.tokenizer.encode(text, add_special_tokens=False))
         return approx, logprobs if len(logprobs) == len(approx) else []
 
+    def _connection(self) -> http.client.HTTPConnection:
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            kind = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
+            connection = kind(self._host, self._port, timeout=self.timeout_s)
+            self._local.connection = connection
+        return connection
+
+    def _drop_connection(self) -> None:
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            connection.close()
+            self._local.connection = None
+
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         url = self.api_url + path
         data = json.dumps(body).encode()
         for attempt in range(self.retries + 1):
-            request = urllib.request.Request(url, data=data, headers=self._headers, method="POST")
+            tries = f" after {attempt + 1} tries" if attempt else ""
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                    payload = response.read()
-            except urllib.error.HTTPError as exc:
-                detail = _error_detail(exc)
-                if exc.code in _RETRY_STATUS and attempt < self.retries:
-                    time.sleep(self._backoff(attempt, exc.headers.get("Retry-After") if exc.headers else None))
-                    continue
-                tries = f" after {attempt + 1} tries" if attempt else ""
-                raise OpenAIServerError(f"{url} answered HTTP {exc.code}{tries}: {detail}") from None
+                connection = self._connection()
+                connection.request("POST", self._path_prefix + path, data, self._headers)
+                response = connection.getresponse()
+                payload = response.read()
             except TimeoutError:
+                self._drop_connection()
                 raise OpenAIServerError(f"{url} did not answer within timeout_s={self.timeout_s}") from None
-            except urllib.error.URLError as exc:
-                if isinstance(exc.reason, (TimeoutError, socket.timeout)):
-                    raise OpenAIServerError(f"{url} did not answer within timeout_s={self.timeout_s}") from None
-                raise OpenAIServerError(f"cannot reach the OpenAI-compatible server at {url}: {exc.reason}") from None
-            except (http.client.HTTPException, OSError) as exc:
-                raise OpenAIServerError(f"the connection to {url} failed: {exc!r}") from None
+            except (ConnectionError, http.client.HTTPException, OSError) as exc:
+                self._drop_connection()  # a stale keep-alive or a server that went away: a fresh one
+                if attempt < self.retries:
+                    time.sleep(self._backoff(attempt, None))
+                    continue
+                raise OpenAIServerError(f"cannot reach the OpenAI-compatible server at {url}{tries}: {exc!r}") from None
+            if response.getheader("Connection", "").lower() == "close":
+                self._drop_connection()
+            if response.status >= 400:
+                if response.status in _RETRY_STATUS and attempt < self.retries:
+                    time.sleep(self._backoff(attempt, response.getheader("Retry-After")))
+                    continue
+                detail = _error_detail(payload, response.reason)
+                raise OpenAIServerError(f"{url} answered HTTP {response.status}{tries}: {detail}") from None
             try:
                 return json.loads(payload)
             except json.JSONDecodeError:
@@ -262,7 +320,7 @@ class OpenAIEngine:
                 return min(float(retry_after), 60.0)
             except ValueError:
                 pass
-        return self.backoff_s * (2**attempt)
+        return self.backoff_s * (2**attempt) * random.uniform(0.5, 1.5)  # jitter: clients do not retry in step
 
     def _warn_once(self, key: str, message: str) -> None:
         with self._warn_lock:
@@ -280,15 +338,11 @@ def _finish_reason(reason: str | None) -> FinishReason:
     return "abort"
 
 
-def _error_detail(exc: urllib.error.HTTPError) -> str:
-    try:
-        raw = exc.read()
-    except Exception:  # the body is a courtesy; the status code is the error
-        return exc.reason or ""
+def _error_detail(raw: bytes, reason: str) -> str:
     try:
         payload = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):
-        return raw[:300].decode(errors="replace") or (exc.reason or "")
+        return raw[:300].decode(errors="replace") or reason
     error = payload.get("error") if isinstance(payload, dict) else None
     if isinstance(error, dict) and error.get("message"):
         return str(error["message"])

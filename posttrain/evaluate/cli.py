@@ -80,6 +80,12 @@ def eval_command(
     ),
     prices: Path | None = typer.Option(None, "--prices", help="TOML with [prices] prompt, completion per 1k tokens."),
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="openai: the variable holding the key."),
+    shared_tokenizer: str | None = typer.Option(
+        None,
+        "--tokenizer",
+        help="openai: the server shares this tokenizer (e.g. smollm2-135m for posttrain serve): send token-id "
+        "prompts, get exact token ids back. Default: chat messages.",
+    ),
     max_sandboxes: int = typer.Option(64, "--max-sandboxes", min=1, help="Global cap on open sandboxes."),
     quarantine: Path | None = typer.Option(
         None, "--quarantine", help="Skip the tasks in this quarantine.txt (from posttrain inspect)."
@@ -119,7 +125,9 @@ def eval_command(
         if agent == "model":
             from posttrain.engine.factory import engine_for_spec
 
-            engine, tokenizer, limit = engine_for_spec(model, api_key_env, concurrency=concurrency)
+            engine, tokenizer, limit = engine_for_spec(
+                model, api_key_env, concurrency=concurrency, shared_tokenizer=shared_tokenizer
+            )
         else:
             tokenizer = load_tokenizer("smollm2-135m")
         task_list = load_tasks(tasks, tokenizer, names, tags)

@@ -210,7 +210,7 @@ def _answer_attempts(
                 if max_context_tokens and len(prompt) + (params.max_tokens if params else 0) > max_context_tokens:
                     continue
                 request_params = replace(params or SamplingParams(), seed=attempt_seed(seed, task.id, attempt), n=1)
-                requests.append(GenerationRequest(f"{task.id}:{attempt}", prompt, request_params))
+                requests.append(GenerationRequest(f"{task.id}:{attempt}", prompt, request_params, task.messages()))
                 index.append(i)
             completions = dict(zip(index, engine.generate(requests))) if requests else {}
             for i, prompt in enumerate(prompts):

@@ -103,14 +103,16 @@ def create_app(served: ServedModel, worker: EngineWorker, metrics: ServerMetrics
             message = {"role": "assistant", "content": reply.content}
             if reply.tool_calls:
                 message["tool_calls"] = reply.tool_calls
-            choices.append(
-                {
-                    "index": completion.sample_index,
-                    "message": message,
-                    "logprobs": {"content": _chat_logprobs(completion)} if body.logprobs else None,
-                    "finish_reason": "tool_calls" if reply.tool_calls else _finish(completion),
-                }
-            )
+            choice = {
+                "index": completion.sample_index,
+                "message": message,
+                "logprobs": {"content": _chat_logprobs(completion)} if body.logprobs else None,
+                "finish_reason": "tool_calls" if reply.tool_calls else _finish(completion),
+            }
+            if body.return_token_ids:
+                choice["token_ids"] = completion.token_ids
+                choice["prompt_token_ids"] = prompt.token_ids
+            choices.append(choice)
         metrics.request_done(request.url.path, 200)
         return {
             "id": active.request_id,

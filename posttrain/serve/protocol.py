@@ -110,6 +110,7 @@ class ChatCompletionRequest(_Sampling):
     top_logprobs: int | None = Field(None, ge=0, le=20)
     tools: list[Tool] | None = None
     tool_choice: Literal["none", "auto", "required"] | dict[str, Any] | None = None
+    return_token_ids: bool = False  # vLLM's extension: the choices carry prompt and output token ids
 
     @model_validator(mode="after")
     def _tool_choice(self) -> ChatCompletionRequest:

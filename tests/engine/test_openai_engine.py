@@ -74,7 +74,7 @@ def test_errors_name_the_url_and_5xx_is_retried(server, tokenizer):
     request = [GenerationRequest("a", prompt(tokenizer, "Hi"), SamplingParams(temperature=0.0, max_tokens=2))]
     dead = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(OpenAIServerError, match=f"cannot reach .*{dead}/v1/completions"):
-        OpenAIEngine(dead, MODEL).generate(request)
+        OpenAIEngine(dead, MODEL, backoff_s=0.01).generate(request)  # connection errors are retried too
     with pytest.raises(OpenAIServerError, match=r"/v1/completions answered HTTP 404: The model `nope` does not exist"):
         OpenAIEngine(server, "nope").generate(request)
     with pytest.raises(OpenAIServerError, match=r"did not answer within timeout_s=0.3"):
