@@ -60,8 +60,10 @@ def run_command(
     """Serve MODEL at http://HOST:PORT/v1 (chat/completions, completions, models), with /health
     and /metrics (Prometheus). Clients: any OpenAI client, e.g.
     `posttrain eval --model openai:http://127.0.0.1:8000/v1#smollm2-135m`."""
-    from posttrain.serve.server import ServerSettings, serve
-
+    try:
+        from posttrain.serve.server import ServerSettings, build_server, serve
+    except ImportError as exc:
+        fail(f"posttrain serve needs fastapi and uvicorn ({exc}): pip install 'posttrain[serve]'")
     settings = ServerSettings(
         model,
         variant,
@@ -73,8 +75,6 @@ def run_command(
     )
     try:
         with console.status(f"loading {model} ({variant})"):
-            from posttrain.serve.server import build_server
-
             built = build_server(settings)
         console.print(
             f"serving [bold]{settings.served_model_name or model}[/] ({variant}) at http://{host}:{port}/v1",

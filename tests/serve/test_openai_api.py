@@ -199,3 +199,20 @@ def test_concurrent_clients_are_batched(client, fast_server):
     for thread in threads:
         thread.join()
     assert replies[0].choices[0].message.content == replies[1].choices[0].message.content
+
+
+def test_a_request_past_its_deadline_is_aborted_with_a_408(fast_server):
+    worker = fast_server.worker
+    counting = ", ".join(str(i) for i in range(1, 21)) + ","
+    body = {"model": MODEL, "prompt": counting, "max_tokens": 400, "temperature": 0}
+    worker.request_timeout_s = 0.5
+    try:
+        response = http_request(fast_server.base_url, "POST", "/v1/completions", body)
+    finally:
+        worker.request_timeout_s = 600.0
+    assert response.status == 408
+    assert json.loads(response.read())["error"]["type"] == "timeout_error"
+    deadline = time.monotonic() + 10
+    while fast_server.engine.has_work() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not fast_server.engine.has_work()  # aborted in the engine, not left running

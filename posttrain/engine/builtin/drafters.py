@@ -78,9 +78,13 @@ class OutputHistory:
             for n in range(MIN_NGRAM, min(MAX_NGRAM, stop) + 1):
                 self.after[tuple(tokens[stop - n : stop])] = (output_id, stop)
         while self.size > self.capacity:
-            _, dropped = self.outputs.popitem(last=False)
+            dropped_id, dropped = self.outputs.popitem(last=False)
             self.size -= len(dropped)
-            # entries pointing at a dropped output are skipped on lookup and overwritten over time
+            for stop in range(MIN_NGRAM, len(dropped)):
+                for n in range(MIN_NGRAM, min(MAX_NGRAM, stop) + 1):
+                    key = tuple(dropped[stop - n : stop])
+                    if self.after.get(key, (None,))[0] == dropped_id:
+                        del self.after[key]
 
     def propose(self, tokens: list[int], k: int) -> tuple[int, list[int]]:
         for n in range(MAX_NGRAM, MIN_NGRAM - 1, -1):
@@ -89,9 +93,5 @@ class OutputHistory:
             hit = self.after.get(tuple(tokens[-n:]))
             if hit is None:
                 continue
-            output = self.outputs.get(hit[0])
-            if output is None:
-                del self.after[tuple(tokens[-n:])]
-                continue
-            return n, output[hit[1] : hit[1] + k]
+            return n, self.outputs[hit[0]][hit[1] : hit[1] + k]
         return 0, []
