@@ -13,7 +13,7 @@ from posttrain.engine.builtin.drafters import OutputHistory, PromptLookup
 from posttrain.engine.builtin.engine import BuiltinEngine
 from posttrain.engine.builtin.engine_kernels import use_engine_kernels
 from posttrain.engine.builtin.sequence import Sequence
-from posttrain.engine.builtin.speculation import SpeculationPolicy
+from posttrain.engine.builtin.speculation import EXPLORE_EVERY, SpeculationPolicy
 from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.models.token_ids import chat_prompt_ids
 from posttrain.train.samples import TrainSample
@@ -83,20 +83,25 @@ def test_verification_keeps_the_sampling_distribution():
         assert chi2 < 25.0, (chi2, observed, expected)  # 5 degrees of freedom: p < 1e-4 under the null
 
 
-def test_the_cost_gate_turns_speculation_off_when_every_token_costs_full_price():
+def test_speculation_follows_the_measured_rates_per_batch_size():
+    """Untried choices are tried first; then the faster one wins, with an occasional retry of
+    the other; batch sizes are measured apart."""
     policy = SpeculationPolicy()
-    for tokens in range(1, 40):
-        policy.cost.record(tokens, 0.01 * tokens)  # no fixed cost: verifying a draft is never free
     seqs = []
     for i in range(4):
         seq = Sequence(i, str(i), 0, [5, 6, 7, 5, 6], SamplingParams(max_tokens=32), 16, arrival=i)
         seq.append(7, 0.0, 0)
         seqs.append(seq)
-    assert policy.plan(seqs, 0, 1000) == {}
-    cheap = SpeculationPolicy()
-    for tokens in range(1, 40):
-        cheap.cost.record(tokens, 0.05 + 0.0001 * tokens)  # weight-read bound: extra tokens nearly free
-    assert cheap.plan(seqs, 0, 1000) == {s.seq_id: [5, 6, 7] for s in seqs}
+    assert policy.plan(seqs, 1000) == {s.seq_id: [5, 6, 7] for s in seqs}  # speculating: not measured yet
+    policy.rates.record(4, True, tokens=6, seconds=1.0)
+    assert policy.plan(seqs, 1000) == {}  # plain: not measured yet
+    policy.rates.record(4, False, tokens=4, seconds=0.5)
+    choices = [bool(policy.plan(seqs, 1000)) for _ in range(EXPLORE_EVERY * 2)]
+    assert choices.count(True) == 2  # plain is faster (8 tok/s against 6): speculation only to re-check
+    assert policy.plan(seqs[:1], 1000)  # one sequence is another bucket, not measured yet
+    policy.rates.record(4, True, tokens=40, seconds=1.0)
+    policy.rates.record(4, True, tokens=40, seconds=1.0)
+    assert policy.plan(seqs, 1000)  # now speculating measures faster
 
 
 @pytest.mark.slow

@@ -155,6 +155,7 @@ class BuiltinEngine:
         """One scheduling step: a forward pass over the scheduled chunks and one sampled token
         for each sequence whose known tokens are all computed (with speculation, also the draft
         tokens the model agrees with)."""
+        started, generated_before = time.perf_counter(), self.stats.generated_tokens
         if self.speculation is not None:
             self._plan_drafts()
         chunks = self.scheduler.schedule()
@@ -163,10 +164,7 @@ class BuiltinEngine:
                 "the scheduler could not schedule anything: the KV cache is too small "
                 "for one sequence; raise num_blocks"
             )
-        started = time.perf_counter()
         logits = self.runner.run(chunks)
-        if self.speculation is not None:
-            self.speculation.cost.record(sum(c.num_tokens for c in chunks), time.perf_counter() - started)
         completing = [c for c in chunks if c.completes]
         for chunk in chunks:
             chunk.seq.num_computed_tokens += chunk.num_tokens - chunk.num_draft
@@ -184,6 +182,14 @@ class BuiltinEngine:
                     self._accept_draft(chunk, logits[first : first + 1 + chunk.num_draft])
         self.stats.steps += 1
         self.stats.preemptions = self.scheduler.preemptions
+        if self.speculation is not None and all(c.num_tokens - c.num_draft == 1 for c in chunks):
+            # a pure decode step: its tokens per second, with or without drafts, inform the next choice
+            self.speculation.rates.record(
+                len(chunks),
+                any(c.num_draft for c in chunks),
+                self.stats.generated_tokens - generated_before,
+                time.perf_counter() - started,
+            )
 
     def _sample_plain(self, completing: list, logits: torch.Tensor, select: bool) -> None:
         """One token for each (chunk, logits row) without drafts; forked samples draw their own
@@ -244,16 +250,14 @@ class BuiltinEngine:
         return True
 
     def _plan_drafts(self) -> None:
-        decoding, other_tokens = [], 0
+        decoding = []
         for seq in self.scheduler.running:
             seq.draft = []
             if seq.num_uncomputed == 1 and seq.num_completion_tokens > 0:
                 decoding.append(seq)
-            else:
-                other_tokens += seq.num_uncomputed
         if not decoding:
             return
-        drafts = self.speculation.plan(decoding, other_tokens, self._max_len)
+        drafts = self.speculation.plan(decoding, self._max_len)
         for seq in decoding:
             seq.draft = drafts.get(seq.seq_id, [])
 

@@ -1,80 +1,79 @@
-"""When to speculate, and how far: per-sequence draft lengths and a per-step cost check.
+"""When to speculate, and how far: per-sequence draft lengths and a measured per-step choice.
 
 Each decoding sequence keeps its own draft length, which follows its acceptance: doubled (up to
 max_draft) when a whole draft was accepted, cut to one more than the accepted count otherwise.
-Its acceptance rate a (a moving average) predicts how many draft tokens a draft of length k
-will add: a + a^2 + ... + a^k.
 
-Verifying drafts makes the forward pass longer. Whether that pays depends on the batch: at one
-sequence a pass costs about the same for 1 or 9 tokens (reading the weights dominates); at 16
-sequences the pass is already compute-bound and extra tokens cost their full price. So the
-engine times every step and fits step seconds = fixed + per_token * tokens (a least-squares fit
-over recent steps, forgetting old ones); a step speculates only when the predicted tokens per
-second with the drafts beat the predicted tokens per second without them. At high concurrency
-that turns speculation off, so the fast variant is never slower than the standard one.
+Verifying drafts makes the forward pass longer, and whether that pays depends on the batch: at
+one sequence a pass costs about the same for 1 or 9 tokens (reading the weights dominates); at
+16 sequences the pass is compute-bound, extra tokens cost their full price, and the verify step
+also gives up the decode fast path (its attention gathers the context from the paged cache).
+No formula captures all of that on every CPU, so the engine measures it: for each batch size
+(in powers of two) it keeps the tokens per second of pure decode steps with and without drafts
+(moving averages), speculates only where speculating has been faster, and every EXPLORE_EVERY
+steps tries the other choice once to follow drift (contexts grow, acceptance changes). A
+choice not yet measured is tried first. So at high concurrency, where drafts do not pay,
+speculation switches itself off after a few steps.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from posttrain.engine.builtin.drafters import OutputHistory, PromptLookup
 from posttrain.engine.builtin.sequence import Sequence
 
+EXPLORE_EVERY = 16
+
 
 @dataclass
-class StepCost:
-    """Exponentially weighted least squares of seconds = fixed + per_token * tokens."""
+class DecodeRates:
+    """Tokens per second of decode steps, by batch-size bucket, with and without drafts."""
 
-    decay: float = 0.98
-    min_steps: float = 8.0  # before this much (decayed) evidence, no prediction
-    weight: float = 0.0
-    sum_x: float = 0.0
-    sum_y: float = 0.0
-    sum_xx: float = 0.0
-    sum_xy: float = 0.0
+    smoothing: float = 0.3
+    rates: dict[tuple[int, bool], float] = field(default_factory=dict)
+    steps: dict[int, int] = field(default_factory=dict)
 
-    def record(self, tokens: int, seconds: float) -> None:
-        d = self.decay
-        self.weight = self.weight * d + 1
-        self.sum_x = self.sum_x * d + tokens
-        self.sum_y = self.sum_y * d + seconds
-        self.sum_xx = self.sum_xx * d + tokens * tokens
-        self.sum_xy = self.sum_xy * d + tokens * seconds
+    @staticmethod
+    def bucket(batch: int) -> int:
+        return batch.bit_length()
 
-    def predict(self, tokens: int) -> float | None:
-        """Predicted seconds of a step of `tokens` tokens; None until the fit has evidence
-        (several steps of different sizes)."""
-        if self.weight < self.min_steps:
-            return None
-        mean_x, mean_y = self.sum_x / self.weight, self.sum_y / self.weight
-        variance = self.sum_xx / self.weight - mean_x * mean_x
-        if variance < 0.25:
-            return None
-        slope = max((self.sum_xy / self.weight - mean_x * mean_y) / variance, 0.0)
-        fixed = max(mean_y - slope * mean_x, 1e-9)
-        return fixed + slope * tokens
+    def choose(self, batch: int) -> bool:
+        """Whether this step should speculate."""
+        bucket = self.bucket(batch)
+        step = self.steps.get(bucket, 0)
+        self.steps[bucket] = step + 1
+        speculative, plain = self.rates.get((bucket, True)), self.rates.get((bucket, False))
+        if speculative is None or plain is None:
+            return speculative is None
+        better = speculative > plain
+        return not better if step % EXPLORE_EVERY == EXPLORE_EVERY - 1 else better
+
+    def record(self, batch: int, speculated: bool, tokens: int, seconds: float) -> None:
+        key = (self.bucket(batch), speculated)
+        rate = tokens / max(seconds, 1e-9)
+        old = self.rates.get(key)
+        self.rates[key] = rate if old is None else (1 - self.smoothing) * old + self.smoothing * rate
 
 
 @dataclass
 class _SequenceState:
     drafter: PromptLookup
     draft_length: int
-    acceptance: float = 0.5
 
 
 class SpeculationPolicy:
     def __init__(self, max_draft: int = 8, history_tokens: int = 100_000) -> None:
         self.max_draft = max_draft
         self.history = OutputHistory(history_tokens)
-        self.cost = StepCost()
+        self.rates = DecodeRates()
         self._states: dict[int, _SequenceState] = {}
 
-    def plan(self, decoding: list[Sequence], other_tokens: int, max_len: int) -> dict[int, list[int]]:
-        """Drafts for this step's decoding sequences (seq id -> tokens), or none when they would
-        not pay; `other_tokens`: the step's prefill tokens, computed either way."""
+    def plan(self, decoding: list[Sequence], max_len: int) -> dict[int, list[int]]:
+        """Drafts for this step's decoding sequences (seq id -> tokens); none where the
+        measurements say speculating is slower at this batch size."""
+        if not self.rates.choose(len(decoding)):
+            return {}
         drafts: dict[int, list[int]] = {}
-        gain = 0.0
         for seq in decoding:
             state = self._states.get(seq.seq_id)
             if state is None:
@@ -88,27 +87,14 @@ class SpeculationPolicy:
             history_n, history_draft = self.history.propose(tokens, k)
             if history_n > n or (history_n == n and len(history_draft) > len(draft)):
                 draft = history_draft
-            if not draft:
-                continue
-            drafts[seq.seq_id] = draft
-            a = state.acceptance
-            gain += sum(a**j for j in range(1, len(draft) + 1))
-        if not drafts:
-            return {}
-        base = len(decoding) + other_tokens
-        extra = sum(len(d) for d in drafts.values())
-        plain_seconds, speculative_seconds = self.cost.predict(base), self.cost.predict(base + extra)
-        if plain_seconds is None or speculative_seconds is None:
-            return drafts  # not measured yet: speculating is how the fit sees larger steps
-        plain_rate = len(decoding) / plain_seconds
-        speculative_rate = (len(decoding) + gain) / speculative_seconds
-        return drafts if speculative_rate > plain_rate else {}
+            if draft:
+                drafts[seq.seq_id] = draft
+        return drafts
 
     def observe(self, seq: Sequence, proposed: int, accepted: int) -> None:
         state = self._states.get(seq.seq_id)
         if state is None:
             return
-        state.acceptance = 0.7 * state.acceptance + 0.3 * (accepted / proposed)
         if accepted == proposed:
             state.draft_length = min(self.max_draft, state.draft_length * 2)
         else:
