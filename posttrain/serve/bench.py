@@ -265,6 +265,8 @@ def run_benchmark(settings: Settings, progress=None) -> dict:
                 finally:
                     server.stop()
                 cells[variant][str(concurrency)] = summarize(timings, wall, acceptance)
+                # the machine is shared: a load above the server's threads means the cell was disturbed
+                cells[variant][str(concurrency)]["load_average_1m"] = round(os.getloadavg()[0], 2)
                 texts[variant][concurrency] = [t.text for t in timings]
         ratios = {
             str(c): round(cells["fast"][str(c)]["output_tok_s"] / cells["standard"][str(c)]["output_tok_s"], 3)

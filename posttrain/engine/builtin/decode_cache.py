@@ -45,17 +45,25 @@ class DecodeCache:
         return 2 * self.num_layers * rows * self.num_kv_heads * capacity * self.head_dim * self.dtype.itemsize
 
     def prepare(
-        self, decode: list[tuple[int, list[int], int, int]], k_cache: torch.Tensor, v_cache: torch.Tensor
+        self,
+        decode: list[tuple[int, list[int], int, int]],
+        k_cache: torch.Tensor,
+        v_cache: torch.Tensor,
+        new_tokens: list[int] | None = None,
     ) -> list[int] | None:
         """Arrange the rows for this step's decoding sequences, given as (seq id, block table,
-        context length including the token computed this step, the longest it may grow to).
-        Returns the row of each, in the given order, or None (and holds nothing) when they would
-        not fit in max_bytes: the caller then gathers from the paged cache."""
-        wanted = {seq_id: context for seq_id, _, context, _ in decode}
+        context length including the tokens computed this step, the longest it may grow to);
+        `new_tokens`: how many tokens each computes this step (1, or more when verifying a
+        speculative draft; default 1). Returns the row of each, in the given order, or None (and
+        holds nothing) when they would not fit in max_bytes: the caller then gathers from the
+        paged cache.
+
+        A row is kept when it holds at least the positions before this step's tokens: positions
+        past that (a rejected draft's) are overwritten this step or masked out."""
+        new_tokens = new_tokens or [1] * len(decode)
+        valid = {seq_id: context - new for (seq_id, _, context, _), new in zip(decode, new_tokens)}
         keep = [
-            row
-            for row, seq_id in enumerate(self.seq_ids)
-            if seq_id in wanted and self.lengths[row] == wanted[seq_id] - 1
+            row for row, seq_id in enumerate(self.seq_ids) if seq_id in valid and self.lengths[row] >= valid[seq_id]
         ]
         rows, needed = len(decode), max(context for _, _, context, _ in decode)
         # room for the batch's longest possible sequence at once, when the budget allows:
@@ -68,12 +76,12 @@ class DecodeCache:
             return None
         self._compact(keep)
         row_of = {seq_id: row for row, seq_id in enumerate(self.seq_ids)}
-        for seq_id, table, context, _ in decode:
+        for seq_id, table, _, _ in decode:
             if seq_id not in row_of:
                 row_of[seq_id] = len(self.seq_ids)
-                self._load(len(self.seq_ids), table, context - 1, k_cache, v_cache)
+                self._load(len(self.seq_ids), table, valid[seq_id], k_cache, v_cache)
                 self.seq_ids.append(seq_id)
-                self.lengths.append(context - 1)
+                self.lengths.append(valid[seq_id])
         for seq_id, _, context, _ in decode:
             self.lengths[row_of[seq_id]] = context  # written by the forward pass this step
         self.steps_served += 1

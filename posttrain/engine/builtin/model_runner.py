@@ -127,21 +127,33 @@ class ModelRunner:
         kv, group, dim = self.num_kv_heads, self.num_heads // self.num_kv_heads, self.head_dim
         if plan.cache_rows is not None:
             # each decoding sequence's keys in its own DecodeCache row: keys transposed
-            # [rows, kv, dim, capacity], values [rows, kv, capacity, dim]
+            # [rows, kv, dim, capacity], values [rows, kv, capacity, dim]; a sequence verifying a
+            # draft has n > 1 queries (padded to the batch's longest), each seeing the keys up to
+            # its own position, as in a causal pass
             cache_k_t, cache_v = self.decode_cache.k_t[layer_index], self.decode_cache.v[layer_index]
-            batch, width, rows_index = len(plan.cache_rows), plan.cache_width, plan.cache_rows
-            cache_k_t[plan.cache_row_ids, :, :, plan.cache_positions] = k[0][:, rows_index].transpose(0, 1)
-            cache_v[plan.cache_row_ids, :, plan.cache_positions] = v[0][:, rows_index].transpose(0, 1)
+            batch, width, n = len(plan.cache_rows), plan.cache_width, plan.cache_queries
+            tokens = plan.cache_token_rows
+            cache_k_t[plan.cache_row_ids, :, :, plan.cache_positions] = k[0][:, tokens].transpose(0, 1)
+            cache_v[plan.cache_row_ids, :, plan.cache_positions] = v[0][:, tokens].transpose(0, 1)
             # views (rows are compact); keys as [N, width, dim] whose transpose is row-major
             keys = cache_k_t[:batch, :, :, :width].reshape(batch * kv, dim, width).transpose(-1, -2)
             values = cache_v[:batch, :, :width].reshape(batch * kv, width, dim)
-            rows = q[rows_index].view(batch * kv, group, dim)
+            if n == 1:
+                rows = q[plan.cache_rows].view(batch * kv, group, dim)
+            else:  # rows g * n + t of each (sequence, kv head), as the prefill path orders them
+                rows = q[plan.cache_query_index].view(batch, n, kv, group, dim).permute(0, 2, 3, 1, 4)
+                rows = rows.reshape(batch * kv, group * n, dim)
             mask = (
-                plan.cache_mask.view(batch, 1, 1, width)
-                .expand(batch, kv, group, width)
-                .reshape(batch * kv, group, width)
+                plan.cache_mask.view(batch, 1, 1, n, width)
+                .expand(batch, kv, group, n, width)
+                .reshape(batch * kv, group * n, width)
             )
-            out[rows_index] = attend_rows(rows, keys, values, mask, self.scaling).reshape(batch, -1, dim)
+            result = attend_rows(rows, keys, values, mask, self.scaling)
+            if n == 1:
+                out[plan.cache_rows] = result.reshape(batch, -1, dim)
+            else:
+                result = result.view(batch, kv, group, n, dim).permute(0, 3, 1, 2, 4).reshape(batch * n, -1, dim)
+                out[tokens] = result[plan.cache_valid]
         elif plan.decode_rows is not None:
             # whole blocks gathered in one copy: [kv, batch, width * block, dim]
             batch, width = plan.decode_tables.shape
@@ -166,36 +178,44 @@ class _AttentionPlan:
     """Index tensors for one step's attention, built once and reused by every layer."""
 
     def __init__(self, chunks: list[ScheduledChunk], block_size: int, padded: bool) -> None:
-        def slots_of(seq, length: int) -> torch.Tensor:
-            positions = torch.arange(length)
-            table = torch.tensor(seq.block_table)
-            return table[positions // block_size] * block_size + positions % block_size
-
         decode, self.prefills = [], []
         row = 0
         for chunk in chunks:
             seq, start, n = chunk.seq, chunk.seq.num_computed_tokens, chunk.num_tokens
             context = start + n
-            if n == 1:
-                decode.append((row, seq.block_table[: (context + block_size - 1) // block_size], context, seq))
+            if n == 1 or chunk.num_draft:  # decoding: one token, or one and a draft to verify
+                decode.append((row, seq.block_table[: (context + block_size - 1) // block_size], context, seq, n))
             else:
-                rows = torch.arange(row, row + n)
-                # query j sits at position start + j and sees keys 0 .. start + j
-                mask = torch.arange(context)[None, :] <= (start + torch.arange(n))[:, None]
-                self.prefills.append((rows, slots_of(seq, context), mask))
+                self.prefills.append(self._prefill(row, seq, start, n, block_size))
             row += n
         self.padded = padded  # padding rows attend to nothing: their output stays zero
         self._decode = decode
         self.cache_rows = self.decode_rows = None
 
+    @staticmethod
+    def _prefill(row: int, seq, start: int, n: int, block_size: int) -> tuple:
+        """Query rows, key slots and causal mask of n tokens computed from position `start`."""
+        context = start + n
+        positions = torch.arange(context)
+        table = torch.tensor(seq.block_table)
+        slots = table[positions // block_size] * block_size + positions % block_size
+        # query j sits at position start + j and sees keys 0 .. start + j
+        mask = torch.arange(context)[None, :] <= (start + torch.arange(n))[:, None]
+        return torch.arange(row, row + n), slots, mask
+
     def _plan_gather(self, block_size: int) -> None:
-        """Gather the decoding sequences' blocks from the paged cache (when the DecodeCache declines)."""
-        decode = self._decode
-        self.decode_rows = torch.tensor([r for r, _, _, _ in decode], dtype=torch.long)
-        width = max(len(table) for _, table, _, _ in decode)
+        """Gather the decoding sequences' blocks from the paged cache (when the DecodeCache
+        declines); sequences verifying a draft take the prefill path instead."""
+        for row, _, context, seq, n in [d for d in self._decode if d[4] > 1]:
+            self.prefills.append(self._prefill(row, seq, context - n, n, block_size))
+        decode = [d for d in self._decode if d[4] == 1]
+        if not decode:
+            return
+        self.decode_rows = torch.tensor([r for r, _, _, _, _ in decode], dtype=torch.long)
+        width = max(len(table) for _, table, _, _, _ in decode)
         # padding points at block 0: its keys are read but masked out
-        self.decode_tables = torch.tensor([table + [0] * (width - len(table)) for _, table, _, _ in decode])
-        lengths = torch.tensor([context for _, _, context, _ in decode])
+        self.decode_tables = torch.tensor([table + [0] * (width - len(table)) for _, table, _, _, _ in decode])
+        lengths = torch.tensor([context for _, _, context, _, _ in decode])
         self.decode_mask = torch.arange(width * block_size)[None, :] < lengths[:, None]  # [batch, context]
 
     def use_decode_cache(self, cache: DecodeCache, k_cache: torch.Tensor, v_cache: torch.Tensor) -> None:
@@ -208,18 +228,37 @@ class _AttentionPlan:
         placed = cache.prepare(
             [
                 (seq.seq_id, table, context, seq.num_prompt_tokens + seq.params.max_tokens)
-                for _, table, context, seq in decode
+                for _, table, context, seq, _ in decode
             ],
             k_cache,
             v_cache,
+            [n for _, _, _, _, n in decode],
         )
         if placed is None:
             self._plan_gather(cache.block_size)
             return
         by_row = sorted(range(len(decode)), key=placed.__getitem__)  # cache row r holds decode[by_row[r]]
+        n_max = max(decode[i][4] for i in by_row)
+        token_rows, row_ids, positions, query_index, valid = [], [], [], [], []
+        for r, i in enumerate(by_row):
+            first, _, context, _, n = decode[i]
+            for t in range(n_max):
+                if t < n:
+                    token_rows.append(first + t)
+                    row_ids.append(r)
+                    positions.append(context - n + t)  # where this token's key and value go
+                    valid.append(r * n_max + t)
+                query_index.append(first + min(t, n - 1))  # padding repeats a real query; dropped after
         contexts = torch.tensor([decode[i][2] for i in by_row])
-        self.cache_rows = torch.tensor([decode[i][0] for i in by_row], dtype=torch.long)  # their query rows
-        self.cache_row_ids = torch.arange(len(decode))
-        self.cache_positions = contexts - 1  # where this step's key and value go
+        starts = contexts - torch.tensor([decode[i][4] for i in by_row])
+        self.cache_rows = torch.tensor([decode[i][0] for i in by_row], dtype=torch.long)  # first query rows
+        self.cache_queries = n_max
+        self.cache_token_rows = torch.tensor(token_rows, dtype=torch.long)
+        self.cache_row_ids = torch.tensor(row_ids)
+        self.cache_positions = torch.tensor(positions)
+        self.cache_query_index = torch.tensor(query_index, dtype=torch.long)
+        self.cache_valid = torch.tensor(valid, dtype=torch.long)
         self.cache_width = int(contexts.max())
-        self.cache_mask = torch.arange(self.cache_width)[None, :] < contexts[:, None]
+        # query t of row b sees keys 0 .. starts[b] + t: [batch, n_max, width]
+        limit = starts[:, None] + torch.arange(n_max)[None, :]
+        self.cache_mask = torch.arange(self.cache_width)[None, None, :] <= limit[:, :, None]
