@@ -53,15 +53,16 @@ def test_prompt_lookup_and_output_history_propose_what_followed():
 
 
 def test_verification_keeps_the_sampling_distribution():
-    """Accept draft d with p(d), else draw from p without d: the first token is distributed as
-    p, and the second (after an accepted draft) as the next row's p. Checked by chi-square."""
+    """Draft d is kept with p(d), else the token is drawn from p without d: the first token is
+    distributed as p, and the second (after an accepted draft) as the next row's p. Checked by
+    chi-square."""
     torch.manual_seed(0)
     vocab = 6
     logits = torch.randn(3, vocab) * 1.5
     params = SamplingParams(temperature=0.9, top_p=0.95)
-    from posttrain.engine.builtin.sampler import truncated_probs
+    from posttrain.engine.builtin.sampler import sampling_probs
 
-    probs = truncated_probs(logits, params)
+    _, probs = sampling_probs(logits, params)
     draft = [int(probs[0].argmax()), 2]
     generator = torch.Generator().manual_seed(1)
     trials = 20_000
@@ -134,6 +135,9 @@ def test_rollouts_with_speculation_have_zero_logprob_mismatch(smollm):
     params = SamplingParams(n=4, temperature=0.7, max_tokens=32, seed=5)
     completions = engine.generate([GenerationRequest("a", prompt, params)])
     assert engine.stats.accepted_draft_tokens > 0  # some tokens came from verified drafts
+    # one uniform number per appended token, as in plain decoding: seeded samples are the same
+    standard = BuiltinEngine(copy.deepcopy(model), tokenizer).generate([GenerationRequest("a", prompt, params)])
+    assert [c.token_ids for c in completions] == [c.token_ids for c in standard]
     samples = [
         TrainSample(c.prompt_token_ids, c.token_ids, c.logprobs, advantage)
         for c, advantage in zip(completions, (-1.0, -0.5, 0.5, 1.0))

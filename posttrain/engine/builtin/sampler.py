@@ -64,10 +64,14 @@ def top_logprobs(logits: torch.Tensor, temperature: float, k: int) -> list[list[
     return [list(zip(row_ids, row_values)) for row_ids, row_values in zip(indices.tolist(), values.tolist())]
 
 
-def truncated_probs(logits: torch.Tensor, params: SamplingParams) -> torch.Tensor:
-    """The distribution a row [N, vocab] is sampled from: temperature, then top-k and top-p."""
-    rows = logits / params.temperature if params.temperature != 1.0 else logits
-    return torch.softmax(_top_p(_top_k(rows, [params.top_k] * len(rows)), [params.top_p] * len(rows)), dim=-1)
+def sampling_probs(logits: torch.Tensor, params: SamplingParams) -> tuple[torch.Tensor, torch.Tensor]:
+    """(log_probs, probs) of rows [N, vocab] sampled under one `params` (temperature > 0), with
+    the very arithmetic `sample` uses: logprobs before truncation, probs after top-k/top-p."""
+    scaled = logits / params.temperature if params.temperature != 1.0 else logits
+    log_probs = torch.log_softmax(scaled, dim=-1)
+    rows = _top_p(_top_k(scaled, [params.top_k] * len(scaled)), [params.top_p] * len(scaled))
+    probs = log_probs.exp() if rows is scaled else torch.softmax(rows, dim=-1)
+    return log_probs, probs
 
 
 CDF_BLOCK = 1024
