@@ -3,5 +3,7 @@
 sequence.py (a request's tokens and state) · block_manager.py (paged KV blocks, prefix cache)
 · scheduler.py (continuous batching, chunked prefill, preemption) · model_runner.py (the
 forward pass over a paged KV cache) · sampler.py (greedy, temperature, top-p/top-k, logprobs)
-· engine.py (the `InferenceEngine` built from them).
+· engine.py (the `InferenceEngine` built from them) · drafters.py, draft_verification.py,
+speculation.py (lossless speculative decoding: n-gram drafts, their verification, when to
+speculate).
 """
