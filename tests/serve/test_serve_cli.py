@@ -1,0 +1,22 @@
+"""`posttrain serve`: bad input gives one error line; the model argument and the bench
+subcommand share the command."""
+
+import pytest
+
+from tests.cli.test_cli_errors import one_error_line, run_cli
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["serve", "tiny-llama", "--variant", "turbo"], "--variant must be one of standard, fast, not 'turbo'"),
+        (["serve", "bench", "--concurrency", "1,x"], "--concurrency: expected comma-separated integers"),
+    ],
+)
+def test_bad_input_is_one_error_line(args, expected):
+    assert expected in one_error_line(run_cli(*args))
+
+
+def test_help_names_the_server_and_the_benchmark():
+    result = run_cli("serve", "--help")
+    assert result.returncode == 0 and "bench" in result.stdout and "run" in result.stdout
