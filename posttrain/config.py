@@ -398,12 +398,12 @@ def _location(loc: tuple) -> str:
 
 
 def format_validation_error(path: Path | str, error: ValidationError) -> str:
-    first = error.errors()[0]
-    reason = first["msg"].removeprefix("Value error, ")
-    if first["type"] == "extra_forbidden":
-        reason = "unknown key"
-    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-    return f"{path}: {_location(first['loc'])}: {reason}{more}"
+    """Every error, one a line: `FILE: key.path: reason`."""
+    lines = []
+    for item in error.errors():
+        reason = "unknown key" if item["type"] == "extra_forbidden" else item["msg"].removeprefix("Value error, ")
+        lines.append(f"{path}: {_location(item['loc'])}: {reason}")
+    return "\n".join(lines)
 
 
 def parse_config(data: dict[str, Any], path: Path | str = "<config>") -> RunConfig:

@@ -7,15 +7,10 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import console, emit_benchmark, fail
+from posttrain.console import command_group, console, emit_benchmark, fail
 from posttrain.errors import PosttrainError
 
-app = typer.Typer(
-    help="The RL pipeline: sync vs async benchmark; a running job's scheduler, watched and steered.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+app = command_group("The RL pipeline: sync vs async benchmark; a running job's scheduler, watched and steered.")
 
 
 @app.callback()

@@ -54,6 +54,11 @@ class Domain:
         random.Random(self.seed + 1).shuffle(training)
         self._order = training
 
+    @property
+    def training_size(self) -> int:
+        """Items a training draw can come from (the source less the held-out prefix)."""
+        return len(self._order)
+
     def cells(self) -> list[tuple[str, int]]:
         """The (family, difficulty) cells of a generated terminal source; [] for other sources."""
         if not hasattr(self.source, "cell"):
