@@ -121,9 +121,26 @@ def _run_resumable(verb: str, config: Path | None, out: Path | None, resume: boo
     except PosttrainError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
-        console.print(f"interrupted; continue with: posttrain {verb} --resume --out {out}", highlight=False)
+        console.print(
+            f"interrupted: {_saved_progress(verb, out)}; continue with: posttrain {verb} --resume --out {out}",
+            highlight=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(code=130) from None
     print(json.dumps(summary, indent=2))
+
+
+def _saved_progress(verb: str, out: Path) -> str:
+    """What a resume would start from: the last complete checkpoint of the run (RL, or SFT)."""
+    from posttrain.train.checkpoint import list_checkpoints
+
+    places = [out / "checkpoints", out / "sft" / "checkpoints"] if verb == "train" else [out / "checkpoints"]
+    for place in places:
+        steps = list_checkpoints(place)
+        if steps:
+            stage = "SFT " if place.parent.name == "sft" or verb == "sft" else ""
+            return f"{stage}checkpoint at step {steps[-1]} saved"
+    return "no checkpoint yet (a resume starts from the beginning)"
 
 
 def _print_plan(checked, out: Path | None) -> None:

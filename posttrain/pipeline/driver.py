@@ -94,6 +94,8 @@ def run_rl(
     heldout = mixture.heldout()
     tokenizer = load_tokenizer(config.model.name)
     start = starting_point(config, rd.checkpoints, resume, tokenizer, mixture, initial_weights)
+    if resume and start.step:
+        line_printer(console)(f"resuming: from the checkpoint at step {start.step} of {config.train.steps}")
     trainer = start.trainer
     rollouts = open_rollouts(config, start, tokenizer, mixture, rd.root, job_fn)
     try:
