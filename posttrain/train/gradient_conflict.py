@@ -78,7 +78,9 @@ def gradient_cosines(grads: dict[str, dict[str, torch.Tensor]]) -> dict:
             for group in groups
         },
         "norms": {domain: math.sqrt(total(domain, domain)) for domain in domains},
-        "group_norms": {group: {domain: math.sqrt(dot[group][domain, domain]) for domain in domains} for group in groups},
+        "group_norms": {
+            group: {domain: math.sqrt(dot[group][domain, domain]) for domain in domains} for group in groups
+        },
     }
 
 
