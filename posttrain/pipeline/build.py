@@ -60,7 +60,9 @@ def build_mixture(
         Domain(name=d.name, source=sources[d.name], weight=d.weight, heldout_size=d.heldout, seed=d.seed)
         for d in config.domains
     ]
-    return DomainMixture(domains, seed=config.seed, curriculum=config.curriculum)
+    return DomainMixture(
+        domains, seed=config.seed, curriculum=config.curriculum, mixture=config.mixture, monitor=config.monitor
+    )
 
 
 def gate_terminal_sources(config: RunConfig, sources: dict, base_dir: Path, quality_dir: Path, log) -> None:

@@ -20,6 +20,8 @@ from posttrain.console import line_printer
 from posttrain.engine.factory import build_engine
 from posttrain.faults import fault_point
 from posttrain.models.loading import load_tokenizer
+from posttrain.pipeline.domain_conflicts import CONFLICTS, DomainConflicts
+from posttrain.pipeline.domain_monitor import DomainMonitor
 from posttrain.pipeline.inline_rollouts import InlineRollouts
 from posttrain.pipeline.rollout_job import run_rollout_job
 from posttrain.pipeline.rollout_source import RolloutSource
@@ -116,13 +118,21 @@ def run_rl(
                 pipeline_state=rollouts.state_dict(),
             )
 
+        monitor = DomainMonitor(config, mixture, outputs.evals, line_printer(console))
+        conflicts = DomainConflicts(config, rd.root / CONFLICTS, start.step)
         with outputs:
             before = outputs.eval_before()
+            monitor.start(before)
             metrics.start_loop()
             rollouts.start(start.step)
             for step in range(start.step + 1, config.train.steps + 1):
                 record, groups, advantages = rl_step(config, rollouts, trainer, step, metrics)
-                record.update(mixture.observe(groups))  # the curriculum's pass rates per family and difficulty
+                # the mixture policy's weights and pass rates, the curriculum's per family and difficulty
+                record.update(mixture.observe(groups, advantages, step))
+                if conflicts.due(step):
+                    record.update(conflicts.measure(step, trainer, groups, advantages))
+                if monitor.due(step):
+                    record.update(monitor.evaluate(step))
                 outputs.finish_step(step, record, trajectory_rows(groups, advantages), checkpoint)
             loop_s = metrics.loop_s()
             after = outputs.eval_after()
