@@ -315,19 +315,21 @@ class SFTConfig(_Strict):
     evaluate: bool = Field(True, description="held-out pass@1 of the base model before and of the result after")
 
 
-MIXTURE_POLICIES = ("static", "learnability", "bandit")
+MIXTURE_POLICIES = ("static", "sequential", "learnability", "bandit")
 SEESAW_REACTIONS = ("none", "reweight", "refresh")
 
 
 class MixtureConfig(_Strict):
     """`[mixture]`: how each step's prompt slots are shared among the domains (docs/joint_training.md).
-    static: the domains' weights. learnability: weight x p(1 - p) of the domain's recent groups
+    static: the domains' weights. sequential: one domain at a time in the config's order,
+    `phase_steps` steps each (default: train.steps split evenly). learnability: weight x p(1 - p) of the domain's recent groups
     (what it can still teach), never below `floor` of the mixture; a domain solved never or always
     keeps its floor share, so it is re-probed. bandit: UCB1 over domains, the reward of a pull
     being the mean |advantage| of the domain's groups. Changeable while a run goes:
     `posttrain pipeline set RUN --policy NAME`."""
 
-    policy: Literal["static", "learnability", "bandit"] = "static"
+    policy: Literal["static", "sequential", "learnability", "bandit"] = "static"
+    phase_steps: int | None = Field(None, ge=1, description="sequential: steps per domain (default: steps / domains)")
     floor: float = Field(0.05, ge=0, lt=1, description="least share of the prompt slots any domain gets")
     window: int = Field(16, ge=1, description="recent groups per domain behind its estimates")
     bandit_c: float = Field(1.0, ge=0, description="bandit: the UCB exploration constant")

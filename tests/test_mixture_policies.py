@@ -55,3 +55,11 @@ def test_state_round_trips_and_unknown_policy_is_refused():
     assert again.pulls == {"a": 5} and list(again.pass_rates["a"]) == [0.25] * 3
     with pytest.raises(ValueError, match="unknown mixture policy 'ucb'"):
         make_policy("ucb")
+
+
+def test_sequential_trains_one_domain_per_phase_in_order():
+    policy = make_policy("sequential", phase_steps=3)
+    weights = {"a": 1.0, "b": 1.0, "c": 1.0}
+    current = [max(policy.shares(weights, step), key=policy.shares(weights, step).get) for step in range(1, 11)]
+    assert current == ["a"] * 3 + ["b"] * 3 + ["c"] * 4  # the last domain keeps any steps left over
+    assert policy.shares(weights, 4) == {"a": 0.0, "b": 1.0, "c": 0.0}

@@ -4,6 +4,8 @@ Each policy turns the domains' configured weights and what it observed of their 
 into this step's sampling weights:
 
     static        w_d
+    sequential    one domain at a time, in the configured order, `phase_steps` steps each (the
+                  baseline joint training is measured against: it shows the seesaw)
     learnability  w_d * p_d (1 - p_d), p_d the pass rate of domain d's last `window` groups; a
                   domain with no groups yet counts as maximally learnable (p = 1/2)
     bandit        UCB1: mean_d + c * sqrt(ln N / n_d), mean_d the mean |advantage| of domain d's
@@ -24,8 +26,8 @@ class MixturePolicy:
     name = "static"
     adaptive = False  # a static mixture is the configured weights as they are: no floor
 
-    def __init__(self, window: int = 16, floor: float = 0.05, bandit_c: float = 1.0) -> None:
-        self.window, self.floor, self.bandit_c = window, floor, bandit_c
+    def __init__(self, window: int = 16, floor: float = 0.05, bandit_c: float = 1.0, phase_steps: int = 1) -> None:
+        self.window, self.floor, self.bandit_c, self.phase_steps = window, floor, bandit_c, phase_steps
         self.pass_rates: dict[str, deque] = {}
         self.signal: dict[str, deque] = {}
         self.pulls: dict[str, int] = {}
@@ -40,12 +42,12 @@ class MixturePolicy:
         recent = self.pass_rates.get(domain)
         return sum(recent) / len(recent) if recent else None
 
-    def scores(self, weights: dict[str, float]) -> dict[str, float]:
+    def scores(self, weights: dict[str, float], step: int = 0) -> dict[str, float]:
         return dict(weights)
 
-    def shares(self, weights: dict[str, float]) -> dict[str, float]:
-        """This step's sampling shares (they sum to 1), the floor applied."""
-        scores = self.scores(weights)
+    def shares(self, weights: dict[str, float], step: int = 0) -> dict[str, float]:
+        """Step `step`'s sampling shares (they sum to 1), the floor applied."""
+        scores = self.scores(weights, step)
         total = sum(scores.values())
         if total <= 0:  # nothing scores (e.g. every domain solved): fall back to the configured weights
             scores, total = dict(weights), sum(weights.values())
@@ -68,11 +70,20 @@ class MixturePolicy:
         self.pulls = dict(state.get("pulls", {}))
 
 
+class SequentialPolicy(MixturePolicy):
+    name = "sequential"
+
+    def scores(self, weights: dict[str, float], step: int = 0) -> dict[str, float]:
+        names = list(weights)
+        current = names[min(max(step - 1, 0) // self.phase_steps, len(names) - 1)]
+        return {d: (1.0 if d == current else 0.0) for d in names}
+
+
 class LearnabilityPolicy(MixturePolicy):
     name = "learnability"
     adaptive = True
 
-    def scores(self, weights: dict[str, float]) -> dict[str, float]:
+    def scores(self, weights: dict[str, float], step: int = 0) -> dict[str, float]:
         scores = {}
         for domain, weight in weights.items():
             p = self.pass_rate(domain)
@@ -85,7 +96,7 @@ class BanditPolicy(MixturePolicy):
     name = "bandit"
     adaptive = True
 
-    def scores(self, weights: dict[str, float]) -> dict[str, float]:
+    def scores(self, weights: dict[str, float], step: int = 0) -> dict[str, float]:
         unpulled = [d for d in weights if not self.pulls.get(d)]
         if unpulled:  # UCB's first round: every arm once
             return {d: (1.0 if d in unpulled else 0.0) for d in weights}
@@ -99,10 +110,12 @@ class BanditPolicy(MixturePolicy):
         return scores
 
 
-POLICIES = {p.name: p for p in (MixturePolicy, LearnabilityPolicy, BanditPolicy)}
+POLICIES = {p.name: p for p in (MixturePolicy, SequentialPolicy, LearnabilityPolicy, BanditPolicy)}
 
 
-def make_policy(name: str, window: int = 16, floor: float = 0.05, bandit_c: float = 1.0) -> MixturePolicy:
+def make_policy(
+    name: str, window: int = 16, floor: float = 0.05, bandit_c: float = 1.0, phase_steps: int = 1
+) -> MixturePolicy:
     if name not in POLICIES:
         raise ValueError(f"unknown mixture policy {name!r}; choose one of {', '.join(POLICIES)}")
-    return POLICIES[name](window=window, floor=floor, bandit_c=bandit_c)
+    return POLICIES[name](window=window, floor=floor, bandit_c=bandit_c, phase_steps=phase_steps)

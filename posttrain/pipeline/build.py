@@ -61,7 +61,12 @@ def build_mixture(
         for d in config.domains
     ]
     return DomainMixture(
-        domains, seed=config.seed, curriculum=config.curriculum, mixture=config.mixture, monitor=config.monitor
+        domains,
+        seed=config.seed,
+        curriculum=config.curriculum,
+        mixture=config.mixture,
+        monitor=config.monitor,
+        total_steps=config.train.steps,
     )
 
 

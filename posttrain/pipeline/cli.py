@@ -136,7 +136,7 @@ def set_command(
     ),
     workers: int | None = typer.Option(None, "--workers", help="Rollout workers (the pool grows or shrinks)."),
     policy: str | None = typer.Option(
-        None, "--policy", help="The mixture policy from the next step on: static, learnability or bandit."
+        None, "--policy", help="The mixture policy from the next step on: static, sequential, learnability or bandit."
     ),
 ) -> None:
     """Change a running job's domain weights, mixture policy or worker count (applied at its next step).

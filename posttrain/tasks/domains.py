@@ -110,10 +110,12 @@ class DomainMixture:
         curriculum: CurriculumConfig | None = None,
         mixture: MixtureConfig | None = None,
         monitor: MonitorConfig | None = None,
+        total_steps: int = 1,
     ) -> None:
         if not domains:
             raise TaskSourceError("a run needs at least one domain")
         self.mixture_config = mixture or MixtureConfig()
+        self.phase_steps = self.mixture_config.phase_steps or max(1, -(-total_steps // len(domains)))
         self.policy = self._make_policy(self.mixture_config.policy)
         monitor = monitor or MonitorConfig()
         self.monitor = SeesawMonitor(monitor.alpha)
@@ -132,7 +134,7 @@ class DomainMixture:
 
     def _make_policy(self, name: str):
         cfg = self.mixture_config
-        return make_policy(name, window=cfg.window, floor=cfg.floor, bandit_c=cfg.bandit_c)
+        return make_policy(name, cfg.window, cfg.floor, cfg.bandit_c, self.phase_steps)
 
     def set_policy(self, name: str) -> None:
         """Change the mixture policy while the run goes; what it observed so far carries over."""
@@ -149,7 +151,7 @@ class DomainMixture:
         weights = self.reaction.weights({n: d.weight for n, d in self.domains.items()})
         if self.policy.name == "static":
             return weights  # the configured weights as they are: the stream of runs before policies existed
-        return self.policy.shares(weights)
+        return self.policy.shares(weights, step)
 
     def sample_step(self, step: int, n_prompts: int) -> list[Task]:
         rng = random.Random(f"{self.seed}:{step}")

@@ -63,7 +63,9 @@ def test_pipeline_set_policy_is_validated(tmp_path, tiny_config):
     out.mkdir()
     (out / "config.toml").write_text(config.read_text())
     bad = cli("pipeline", "set", out, "--policy", "ucb")
-    assert bad.returncode == 2 and "--policy 'ucb': choose one of static, learnability, bandit" in bad.stderr
+    assert (
+        bad.returncode == 2 and "--policy 'ucb': choose one of static, sequential, learnability, bandit" in bad.stderr
+    )
     good = cli("pipeline", "set", out, "--policy", "bandit")
     assert good.returncode == 0, good.stderr
     assert json.loads((out / "control.json").read_text())["policy"] == "bandit"
