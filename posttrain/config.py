@@ -322,8 +322,9 @@ SEESAW_REACTIONS = ("none", "reweight", "refresh")
 class MixtureConfig(_Strict):
     """`[mixture]`: how each step's prompt slots are shared among the domains (docs/joint_training.md).
     static: the domains' weights. sequential: one domain at a time in the config's order,
-    `phase_steps` steps each (default: train.steps split evenly). learnability: weight x p(1 - p) of the domain's recent groups
-    (what it can still teach), never below `floor` of the mixture; a domain solved never or always
+    `phase_steps` steps each (default: train.steps split evenly). learnability: weight x p(1 - p)
+    of the domain's recent groups (what it can still teach), never below `floor` of the mixture;
+    a domain solved never or always
     keeps its floor share, so it is re-probed. bandit: UCB1 over domains, the reward of a pull
     being the mean |advantage| of the domain's groups. Changeable while a run goes:
     `posttrain pipeline set RUN --policy NAME`."""
