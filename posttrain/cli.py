@@ -110,7 +110,7 @@ def _run_resumable(verb: str, config: Path | None, out: Path | None, resume: boo
         for line in checked.warnings():
             console.print(f"warning: {line}", markup=False, highlight=False, soft_wrap=True)
         if check:
-            _print_plan(checked, out)
+            _print_plan(checked, out, sft_only=verb == "sft")
             return
         console.print(f"run directory: {out_state(checked.run)}", highlight=False)
         if verb == "train":
@@ -143,12 +143,14 @@ def _saved_progress(verb: str, out: Path) -> str:
     return "no checkpoint yet (a resume starts from the beginning)"
 
 
-def _print_plan(checked, out: Path | None) -> None:
+def _print_plan(checked, out: Path | None, sft_only: bool = False) -> None:
     from posttrain.pipeline.run_plan import plan_lines, run_plan
     from posttrain.pipeline.training_run import out_state
 
     state = out_state(checked.run) if out is not None else "(no --out given)"
     plan = run_plan(checked.run.config, checked.mixture, state)
+    if sft_only:  # posttrain sft runs the warm start alone
+        plan["rl"] = None
     for line in plan_lines(plan):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print("check passed: nothing was loaded or written", highlight=False)

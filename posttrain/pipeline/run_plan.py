@@ -53,6 +53,12 @@ def run_plan(config: RunConfig, mixture: DomainMixture, out_state: str) -> dict:
             "when": ["before", "after"]
             + ([f"every {config.train.eval_every} steps"] if config.train.eval_every else []),
         },
+        "mixture": {
+            "policy": config.mixture.policy,
+            "floor": config.mixture.floor,
+            "phase_steps": mixture.phase_steps,
+        },
+        "monitor": config.monitor.model_dump() if config.monitor.every or config.monitor.conflict_every else None,
         "quality_gate": _gate_plan(config),
         "notes": settings_without_effect(config),
     }
@@ -102,7 +108,7 @@ def settings_without_effect(config: RunConfig) -> list[str]:
 
 def plan_lines(plan: dict) -> list[str]:
     """The plan as a few lines for a terminal."""
-    rl = plan["rl"]
+    rl, policy = plan["rl"], plan["mixture"]["policy"]
     lines = [
         f"run directory: {plan['out']}",
         f"model {plan['model']} ({plan['dtype']}) on the {plan['engine']} engine, {plan['mode']} mode",
@@ -110,8 +116,8 @@ def plan_lines(plan: dict) -> list[str]:
     for d in plan["domains"]:
         lines.append(
             f"  domain {d['name']} ({d['source']}, {d['kind']}): {d['items']} items, {d['heldout']} held out, "
-            f"{d['training_pool']} to train on; weight {d['weight']:g} ({d['share']:.0%} of prompts, "
-            f"~{d['expected_prompts']:g} prompts)"
+            f"{d['training_pool']} to train on; weight {d['weight']:g}"
+            + (f" ({d['share']:.0%} of prompts, ~{d['expected_prompts']:g} prompts)" if policy == "static" else "")
         )
     if plan["sft"]:
         sft = plan["sft"]
@@ -124,12 +130,26 @@ def plan_lines(plan: dict) -> list[str]:
             f"sft: {sft['demonstrations']} demonstrations, {sft['epochs']} epochs of batch {sft['batch_size']}, "
             + rejection
         )
-    lines.append(
-        f"rl: {rl['steps']} steps x {rl['prompts_per_step']} prompts x {rl['group_size']} samples = "
-        f"{rl['samples_total']} samples ({rl['advantage']}, {rl['loss']}, lr {rl['lr']:g})"
-    )
+    if rl:
+        lines.append(
+            f"rl: {rl['steps']} steps x {rl['prompts_per_step']} prompts x {rl['group_size']} samples = "
+            f"{rl['samples_total']} samples ({rl['advantage']}, {rl['loss']}, lr {rl['lr']:g})"
+        )
     evals = plan["heldout_evaluations"]
     lines.append(f"held-out evaluation: {evals['items']} items, {', '.join(evals['when'])}")
+    policy = plan["mixture"]["policy"]
+    if policy == "sequential":
+        lines.append(f"mixture: sequential, one domain at a time for {plan['mixture']['phase_steps']} steps each")
+    elif policy != "static":
+        lines.append(f"mixture: {policy}, adapted each step (every domain at least {plan['mixture']['floor']:.0%})")
+    monitor = plan["monitor"]
+    if monitor and monitor["every"]:
+        lines.append(
+            f"monitor: every {monitor['every']} steps on {monitor['items']} held-out items per domain, "
+            f"reaction {monitor['reaction']}"
+        )
+    if monitor and monitor["conflict_every"]:
+        lines.append(f"gradient conflicts: every {monitor['conflict_every']} steps, into conflicts.jsonl")
     if plan["quality_gate"]:
         lines.append(f"quality gate: {plan['quality_gate']}")
     lines += [f"note: {note}" for note in plan["notes"]]
