@@ -8,8 +8,8 @@ Three experiments, each a set of `posttrain train` runs (subprocesses) in --work
 sequential / joint
     Four reasoning-gym domains (two-digit addition, subtraction, three-term sums, one-digit
     multiplication), the same total steps: `sequential` trains them one after another
-    ([mixture] policy = "sequential"), `joint` all at once (static, uniform). Both run the
-    monitor, so a seesaw in either is caught. Per domain: held-out accuracy before and after and
+    ([mixture] policy = "sequential"), `joint` all at once (uniform weights, with the monitor's
+    `reweight` reaction). Both run the monitor, so a seesaw in either is caught. Per domain: held-out accuracy before and after and
     the paired-bootstrap CI of the change.
 curriculum
     An easy, a learnable and a too-hard domain (one-digit addition, two-digit addition,
@@ -83,7 +83,7 @@ clip_high = 0.28
 tis_cap = 2.0
 dynamic_sampling = true
 [optim]
-lr = 4e-5
+lr = 2e-5
 micro_batch_tokens = 2048
 [train]
 steps = {steps}
@@ -159,10 +159,15 @@ def sequential_vs_joint(work: Path, size: dict) -> dict:
         arithmetic("three_sums", 3, size["heldout"], terms=3),
         arithmetic("mul1", 4, size["heldout"], op="*"),
     ]
-    text = base_config(size, size["steps"]) + "".join(domains) + monitor(size)
+    text = base_config(size, size["steps"]) + "".join(domains)
     out = {}
-    for name, mixture in (("sequential", '[mixture]\npolicy = "sequential"\n'), ("joint", "")):
-        run = train(work, name, text + mixture)
+    arms = (
+        ("sequential", monitor(size) + '[mixture]\npolicy = "sequential"\n'),
+        # joint: uniform weights, with the monitor's reweight reaction on
+        ("joint", monitor(size, reaction="reweight")),
+    )
+    for name, extra in arms:
+        run = train(work, name, text + extra)
         out[name] = domain_results(run) | {"monitor_curve": monitor_curve(run, ["add2", "sub", "three_sums", "mul1"])}
     return out
 
