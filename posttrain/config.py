@@ -324,8 +324,9 @@ class MixtureConfig(_Strict):
     static: the domains' weights. sequential: one domain at a time in the config's order,
     `phase_steps` steps each (default: train.steps split evenly). learnability: weight x p(1 - p)
     of the domain's recent groups (what it can still teach), never below `floor` of the mixture;
-    a domain solved never or always
-    keeps its floor share, so it is re-probed. bandit: UCB1 over domains, the reward of a pull
+    a domain solved never or always keeps its floor share, so it is re-probed; within a domain an
+    item whose last group all passed or all failed is passed over, and re-drawn every
+    `reprobe_every`-th time it comes up. bandit: UCB1 over domains, the reward of a pull
     being the mean |advantage| of the domain's groups. Changeable while a run goes:
     `posttrain pipeline set RUN --policy NAME`."""
 
@@ -334,6 +335,9 @@ class MixtureConfig(_Strict):
     floor: float = Field(0.05, ge=0, lt=1, description="least share of the prompt slots any domain gets")
     window: int = Field(16, ge=1, description="recent groups per domain behind its estimates")
     bandit_c: float = Field(1.0, ge=0, description="bandit: the UCB exploration constant")
+    reprobe_every: int = Field(
+        4, ge=1, description="learnability: an item solved by all or none of its group is re-drawn every Nth time"
+    )
 
 
 class MonitorConfig(_Strict):

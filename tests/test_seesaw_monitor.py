@@ -92,3 +92,34 @@ def test_a_mixture_reacts_to_its_monitor(tmp_path):
     resumed.load_state_dict(mixture.state_dict())
     assert [t.id for t in resumed.sample_step(4, 8)] == [t.id for t in mixture.sample_step(4, 8)]
     assert {t.domain for t in mixture.sample_step(5, 16)} == {"a", "b"}
+
+
+def test_learnability_passes_over_saturated_items_and_reprobes_them(tmp_path):
+    from types import SimpleNamespace
+
+    from posttrain.config import MixtureConfig
+    from posttrain.tasks.domains import Domain, DomainMixture
+    from posttrain.tasks.sources import JsonlSource
+
+    def mixture(tmp, policy):
+        data = tmp / "d.jsonl"
+        data.write_text("".join(f'{{"id": "q{i}", "prompt": "{i}", "answer": "{i}"}}\n' for i in range(6)))
+        source = JsonlSource("d", data, "{question}", "full")
+        domain = Domain("d", source, 1.0, heldout_size=1, seed=0)
+        return DomainMixture([domain], seed=0, mixture=MixtureConfig(policy=policy, reprobe_every=2))
+
+    tmp = tmp_path
+    learn = mixture(tmp, "learnability")
+    first = learn.sample_step(1, 5)  # one epoch of the 5 training items
+    solved = SimpleNamespace(task=first[0], rewards=[SimpleNamespace(passed=True)] * 4)
+    learn.observe([solved])
+    epoch_two = [t.id for t in learn.sample_step(2, 4)]
+    assert first[0].id not in epoch_two  # passed over once
+    assert first[0].id in [t.id for t in learn.sample_step(3, 5)]  # re-probed the 2nd time it comes up
+    again = mixture(tmp, "learnability")
+    again.load_state_dict(learn.state_dict())
+    assert [t.id for t in again.sample_step(4, 5)] == [t.id for t in learn.sample_step(4, 5)]
+    static = mixture(tmp, "static")
+    static.sample_step(1, 5)
+    static.observe([solved])
+    assert first[0].id in [t.id for t in static.sample_step(2, 5)]

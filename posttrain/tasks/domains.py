@@ -115,6 +115,7 @@ class DomainMixture:
         if not domains:
             raise TaskSourceError("a run needs at least one domain")
         self.mixture_config = mixture or MixtureConfig()
+        self.saturated: dict[str, dict[str, int]] = {}  # domain -> item id -> times passed over since
         self.phase_steps = self.mixture_config.phase_steps or max(1, -(-total_steps // len(domains)))
         self.policy = self._make_policy(self.mixture_config.policy)
         monitor = monitor or MonitorConfig()
@@ -174,9 +175,24 @@ class DomainMixture:
                 task, self.cell_cursors[key] = self.domains[name].training_task_in(cell, self.cell_cursors.get(key, 0))
                 self.rates[name].drawn(cell, step)
             else:
-                task, self.cursors[name] = self.domains[name].training_task(self.cursors[name])
+                task = self._next_item(name)
             tasks.append(task)
         return tasks
+
+    def _next_item(self, name: str) -> Task:
+        """The domain's next training item. Under the learnability policy an item whose last
+        group was solved by every sample or by none teaches nothing now: it is passed over, but
+        re-probed every `reprobe_every`-th time it comes up, in case the policy changed."""
+        domain, saturated = self.domains[name], self.saturated.setdefault(name, {})
+        for _ in range(len(domain.heldout) + domain.training_size):
+            task, self.cursors[name] = domain.training_task(self.cursors[name])
+            if self.policy.name != "learnability" or task.id not in saturated:
+                return task
+            saturated[task.id] += 1
+            if saturated[task.id] >= self.mixture_config.reprobe_every:
+                saturated[task.id] = 0
+                return task
+        return task  # every item looked saturated: take the next one anyway
 
     def observe(self, groups, advantages=None, step: int | None = None) -> dict[str, float]:
         """Feed a step's groups (each with .task and .rewards; `advantages`: groups x samples)
@@ -202,7 +218,13 @@ class DomainMixture:
             rewards = group.rewards
             row = [float(a) for a in advantages[index]] if advantages is not None else []
             signal = sum(abs(a) for a in row) / len(row) if row else 0.0
-            self.policy.observe(group.task.domain, sum(r.passed for r in rewards) / max(len(rewards), 1), signal)
+            rate = sum(r.passed for r in rewards) / max(len(rewards), 1)
+            self.policy.observe(group.task.domain, rate, signal)
+            saturated = self.saturated.setdefault(group.task.domain, {})
+            if rate in (0.0, 1.0):
+                saturated.setdefault(group.task.id, 0)
+            else:
+                saturated.pop(group.task.id, None)
         shares = self.sampling_weights(step + 1 if step is not None else 0)
         total = sum(shares.values()) or 1.0
         metrics = {}
@@ -240,6 +262,7 @@ class DomainMixture:
             "cell_cursors": dict(self.cell_cursors),
             "pass_rates": {name: rates.state_dict() for name, rates in self.rates.items()},
             "policy": {"name": self.policy.name, **self.policy.state_dict()},
+            "saturated": {name: dict(items) for name, items in self.saturated.items()},
             "monitor": self.monitor.state_dict(),
             "reaction": self.reaction.state_dict(),
         }
@@ -256,5 +279,6 @@ class DomainMixture:
         if "policy" in state:  # a policy changed while the run went stays changed
             self.policy = self._make_policy(state["policy"]["name"])
             self.policy.load_state_dict(state["policy"])
+        self.saturated = {name: dict(items) for name, items in state.get("saturated", {}).items()}
         self.monitor.load_state_dict(state.get("monitor", {}))
         self.reaction.load_state_dict(state.get("reaction", {}))
