@@ -9,8 +9,8 @@ sequential / joint
     Four reasoning-gym domains (two-digit addition, subtraction, three-term sums, one-digit
     multiplication), the same total steps: `sequential` trains them one after another
     ([mixture] policy = "sequential"), `joint` all at once (uniform weights, with the monitor's
-    `reweight` reaction). Both run the monitor, so a seesaw in either is caught. Per domain: held-out accuracy before and after and
-    the paired-bootstrap CI of the change.
+    `reweight` reaction). Both run the monitor, so a seesaw in either is caught. Per domain:
+    held-out accuracy before and after and the paired-bootstrap CI of the change.
 curriculum
     An easy, a learnable and a too-hard domain (one-digit addition, two-digit addition,
     three-digit multiplication) under static uniform weights, learnability and bandit: the steps
