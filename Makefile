@@ -11,6 +11,7 @@ setup:
 
 run: setup
 	OMP_NUM_THREADS=2 .venv/bin/posttrain train $(CONFIG) --out $(RUN_DIR)
+	@echo "done: $(RUN_DIR)/summary.json. To call posttrain directly: source .venv/bin/activate"
 
 # The agent quickstart: base eval, SFT warm start, eval, multi-turn RL, eval (docs/agents.md).
 # Run it again after a kill to resume.

@@ -8,69 +8,85 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import console, fail
+from posttrain.console import command_group, console, fail
 from posttrain.errors import PosttrainError
 
-app = typer.Typer(
-    help="posttrain: RL post-training of LLMs on verifiable tasks.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
+app = command_group(
+    "posttrain: RL post-training of LLMs on verifiable tasks, end to end on one CPU.\n\n"
+    "\b\n"
+    "Start here:\n"
+    "  posttrain train examples/quickstart.toml --out runs/quickstart    GRPO on arithmetic\n"
+    "  posttrain train CONFIG --check                                     the plan, nothing run\n"
+    "  posttrain eval --tasks tasks/terminal --agent oracle --out runs/e  an agent on tasks\n"
+    "  posttrain inspect tasks/terminal --out runs/inspect                the quality gate\n"
+    "Every command explains itself: posttrain COMMAND --help."
 )
 
 
-@app.callback()
-def _root() -> None:
-    """posttrain: RL post-training of LLMs on verifiable tasks, end to end on one CPU."""
+@app.callback(invoke_without_command=True)
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print posttrain's version and exit.", is_eager=True),
+) -> None:
+    if version:
+        from importlib.metadata import version as installed_version
+
+        print(f"posttrain {installed_version('posttrain')}")
+        raise typer.Exit()
     _quiet_libraries()
 
 
 def _quiet_libraries() -> None:
-    """Library progress bars and warnings would tear through our own progress display."""
+    """Library progress bars and warnings would tear through our own progress display. Set
+    through the environment, before the libraries load: importing transformers here would cost
+    seconds before a bad config could be reported."""
     import os
     import warnings
 
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     warnings.filterwarnings("ignore", module="transformers")
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
 
 
-@app.command("train")
+@app.command("train", short_help="Train a policy with RL (and an SFT warm start) on a config's domains.")
 def train_command(
     config: Path | None = typer.Argument(None, help="Run config (TOML). Not needed with --resume."),
-    out: Path = typer.Option(..., "--out", "-o", help="Run directory to create (or continue, with --resume)."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Run directory to create (or continue, with --resume). Required unless --check."
+    ),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out from its last checkpoint."),
+    check: bool = typer.Option(
+        False,
+        "--check",
+        help="Check the config and build its domains, print the resolved plan (domains and their sizes, "
+        "steps, samples) and exit; loads no model and writes nothing.",
+    ),
 ) -> None:
     """Train a policy with RL (GRPO, RLOO, REINFORCE++; PPO-clip or GSPO loss) on the config's
     domains. Writes OUT/config.toml, metrics.jsonl, trajectories.sqlite, checkpoints/step-N/
     and summary.json (held-out accuracy before/after with a bootstrap 95% interval). With an
-    [sft] table, the supervised warm start (see `posttrain sft`) runs first, into OUT/sft/."""
-    from posttrain.pipeline.driver import train
+    [sft] table, the supervised warm start (see `posttrain sft`) runs first, into OUT/sft/.
 
-    _run_resumable("train", train, config, out, resume)
-
-
-def _run_resumable(verb: str, run, config: Path | None, out: Path, resume: bool) -> None:
-    """Run a resumable job; one error line on bad input, the --resume command on Ctrl-C."""
-    try:
-        summary = run(config, out, resume=resume, console=console)
-    except PosttrainError as exc:
-        fail(str(exc))
-    except KeyboardInterrupt:
-        console.print(f"interrupted; continue with: posttrain {verb} --resume --out {out}", highlight=False)
-        raise typer.Exit(code=130) from None
-    print(json.dumps(summary, indent=2))
+    \b
+    Everything that can be checked without a model is checked before OUT is written: the
+    config, the model directory, every domain's files and tasks. A start that fails before
+    training leaves only OUT/config.toml; running again with a fixed config replaces it.
+    Ctrl-C stops at once; `--resume` continues from the last checkpoint.
+    """
+    _run_resumable("train", config, out, resume, check)
 
 
-@app.command("sft")
+@app.command("sft", short_help="Supervised warm start for agents: demonstrations, then rejection sampling.")
 def sft_command(
     config: Path | None = typer.Argument(None, help="Run config (TOML) with an [sft] table. Not needed with --resume."),
-    out: Path = typer.Option(..., "--out", "-o", help="Output directory to create (or continue, with --resume)."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Output directory to create (or continue, with --resume). Required unless --check."
+    ),
     resume: bool = typer.Option(False, "--resume", help="Continue the SFT run in --out from its last checkpoint."),
+    check: bool = typer.Option(
+        False, "--check", help="Check the config and its domains, print the plan and exit; writes nothing."
+    ),
 ) -> None:
     """Supervised warm start for agents: demonstrations (each training task's reference steps
     replayed through the agent's tool format, kept when its verifier passes), then rejection
@@ -79,15 +95,72 @@ def sft_command(
     metrics.jsonl, eval_base.json, eval_sft.json, checkpoints/ and OUT/model, a Hugging Face
     directory that `[model] name = "hf:OUT/model"` and `posttrain eval --model hf:OUT/model` take.
     A train config with an [sft] table runs this stage before RL by itself."""
-    from posttrain.pipeline.sft.stage import sft
+    _run_resumable("sft", config, out, resume, check)
 
-    _run_resumable("sft", sft, config, out, resume)
+
+def _run_resumable(verb: str, config: Path | None, out: Path | None, resume: bool, check: bool) -> None:
+    """Check everything that needs no model (fast, before torch loads), then run; one error line
+    on bad input, the --resume command on Ctrl-C."""
+    from posttrain.pipeline.training_run import check_run, out_state
+
+    if out is None and (resume or not check):
+        fail(f"--out is required: posttrain {verb} CONFIG --out RUN_DIR (or --check to only check the config)")
+    try:
+        checked = check_run(config, out or Path("(not given)"), resume, needs_sft=verb == "sft")
+        for line in checked.warnings():
+            console.print(f"warning: {line}", markup=False, highlight=False, soft_wrap=True)
+        if check:
+            _print_plan(checked, out, sft_only=verb == "sft")
+            return
+        console.print(f"run directory: {out_state(checked.run)}", highlight=False)
+        if verb == "train":
+            from posttrain.pipeline.driver import train_checked as run
+        else:
+            from posttrain.pipeline.sft.stage import sft_checked as run
+        summary = run(checked, console=console)
+    except PosttrainError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        console.print(
+            f"interrupted: {_saved_progress(verb, out)}; continue with: posttrain {verb} --resume --out {out}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(code=130) from None
+    print(json.dumps(summary, indent=2))
+
+
+def _saved_progress(verb: str, out: Path) -> str:
+    """What a resume would start from: the last complete checkpoint of the run (RL, or SFT)."""
+    from posttrain.train.checkpoint import list_checkpoints
+
+    places = [out / "checkpoints", out / "sft" / "checkpoints"] if verb == "train" else [out / "checkpoints"]
+    for place in places:
+        steps = list_checkpoints(place)
+        if steps:
+            stage = "SFT " if place.parent.name == "sft" or verb == "sft" else ""
+            return f"{stage}checkpoint at step {steps[-1]} saved"
+    return "no checkpoint yet (a resume starts from the beginning)"
+
+
+def _print_plan(checked, out: Path | None, sft_only: bool = False) -> None:
+    from posttrain.pipeline.run_plan import plan_lines, run_plan
+    from posttrain.pipeline.training_run import out_state
+
+    state = out_state(checked.run) if out is not None else "(no --out given)"
+    plan = run_plan(checked.run.config, checked.mixture, state)
+    if sft_only:  # posttrain sft runs the warm start alone
+        plan["rl"] = None
+    for line in plan_lines(plan):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    console.print("check passed: nothing was loaded or written", highlight=False)
+    print(json.dumps(plan, indent=2))
 
 
 def _register_subcommands() -> None:
     from posttrain.sandbox.cli import app as sandbox_app
 
-    app.add_typer(sandbox_app, name="sandbox")
+    app.add_typer(sandbox_app, name="sandbox", short_help="Isolated sandboxes (bubblewrap + overlayfs + cgroups).")
     from posttrain.engine.cli import app as engine_app
 
     app.add_typer(engine_app, name="engine")
@@ -96,19 +169,25 @@ def _register_subcommands() -> None:
     app.add_typer(agent_app, name="agent")
     from posttrain.evaluate.cli import app as eval_app
 
-    app.add_typer(eval_app, name="eval")
+    app.add_typer(
+        eval_app,
+        name="eval",
+        short_help="Run an agent on tasks in sandboxes: pass@k, failure modes, reports; resumable.",
+    )
     from posttrain.pipeline.cli import app as pipeline_app
 
-    app.add_typer(pipeline_app, name="pipeline")
+    app.add_typer(
+        pipeline_app, name="pipeline", short_help="The RL pipeline: sync vs async bench; watch and steer a run."
+    )
     from posttrain.tasks.cli import app as tasks_app
 
-    app.add_typer(tasks_app, name="tasks")
+    app.add_typer(tasks_app, name="tasks", short_help="Generated terminal task families: list and write them.")
     from posttrain.serve.cli import app as serve_app
 
-    app.add_typer(serve_app, name="serve")
+    app.add_typer(serve_app, name="serve", short_help="Serve a model behind an OpenAI-compatible API; bench it.")
     from posttrain.quality.cli import inspect_command
 
-    app.command("inspect")(inspect_command)
+    app.command("inspect", short_help="The quality gate: check tasks and quarantine the bad ones.")(inspect_command)
 
 
 _register_subcommands()

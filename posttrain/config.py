@@ -82,6 +82,12 @@ class EngineConfig(_Strict):
         "same distribution for sampling, the trainer's logprobs to the bit); off for steps where it would not pay",
     )
 
+    @model_validator(mode="after")
+    def _speculative_needs_builtin(self) -> EngineConfig:
+        if self.speculative and self.backend != "builtin":
+            raise ValueError(f"speculative = true needs backend = 'builtin', not {self.backend!r}")
+        return self
+
 
 class DomainConfig(_Strict):
     name: str = Field(min_length=1)
@@ -320,6 +326,52 @@ class SFTConfig(_Strict):
     evaluate: bool = Field(True, description="held-out pass@1 of the base model before and of the result after")
 
 
+MIXTURE_POLICIES = ("static", "sequential", "learnability", "bandit")
+SEESAW_REACTIONS = ("none", "reweight", "refresh")
+
+
+class MixtureConfig(_Strict):
+    """`[mixture]`: how each step's prompt slots are shared among the domains (docs/joint_training.md).
+    static: the domains' weights. sequential: one domain at a time in the config's order,
+    `phase_steps` steps each (default: train.steps split evenly). learnability: weight x p(1 - p)
+    of the domain's recent groups (what it can still teach), never below `floor` of the mixture;
+    a domain solved never or always keeps its floor share, so it is re-probed; within a domain an
+    item whose last group all passed or all failed is passed over, and re-drawn every
+    `reprobe_every`-th time it comes up. bandit: UCB1 over domains, the reward of a pull
+    being the mean |advantage| of the domain's groups. Changeable while a run goes:
+    `posttrain pipeline set RUN --policy NAME`."""
+
+    policy: Literal["static", "sequential", "learnability", "bandit"] = "static"
+    phase_steps: int | None = Field(None, ge=1, description="sequential: steps per domain (default: steps / domains)")
+    floor: float = Field(0.05, ge=0, lt=1, description="least share of the prompt slots any domain gets")
+    window: int = Field(16, ge=1, description="recent groups per domain behind its estimates")
+    bandit_c: float = Field(1.0, ge=0, description="bandit: the UCB exploration constant")
+    reprobe_every: int = Field(
+        4, ge=1, description="learnability: an item solved by all or none of its group is re-drawn every Nth time"
+    )
+
+
+class MonitorConfig(_Strict):
+    """`[monitor]`: per-domain held-out evaluations during training and the seesaw alarm
+    (docs/joint_training.md). Every `every` steps the first `items` held-out items of each domain
+    are evaluated (greedy); a domain whose latest result is below its best so far beyond noise
+    (an exact McNemar test on the same items, p < alpha) while another domain rose over the same
+    evaluations raises an alarm. `reaction`: none; reweight (the falling domain's weight is
+    multiplied by reweight_factor at each alarm, up to max_boost, until it recovers); refresh
+    (the next refresh_steps steps draw only from the falling domain). Every `conflict_every`
+    steps the gradients of the domains' losses on the step's own samples are compared (cosines
+    overall and per module group, into conflicts.jsonl)."""
+
+    every: int = Field(0, ge=0, description="steps between per-domain held-out evaluations; 0: off")
+    items: int = Field(64, ge=1, description="held-out items per domain in each of them (the first ones)")
+    alpha: float = Field(0.05, gt=0, lt=1, description="significance of a fall (and of a rise) in the paired test")
+    reaction: Literal["none", "reweight", "refresh"] = "none"
+    reweight_factor: float = Field(2.0, gt=1, description="reweight: weight multiplier at each alarm")
+    max_boost: float = Field(8.0, ge=1, description="reweight: the largest multiplier a falling domain gets")
+    refresh_steps: int = Field(2, ge=1, description="refresh: steps drawn only from the falling domain")
+    conflict_every: int = Field(0, ge=0, description="steps between gradient-conflict measurements; 0: off")
+
+
 class RunConfig(_Strict):
     seed: int = 0
     threads: int | None = Field(
@@ -335,6 +387,8 @@ class RunConfig(_Strict):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     sft: SFTConfig | None = Field(None, description="a supervised warm start before RL (see SFTConfig)")
     curriculum: CurriculumConfig = Field(default_factory=CurriculumConfig)
+    mixture: MixtureConfig = Field(default_factory=MixtureConfig)
+    monitor: MonitorConfig = Field(default_factory=MonitorConfig)
     mode: Literal["sync", "async"] = Field(
         "sync",
         description="sync: generate, then train; async: generation and training overlap under [async] max_staleness",
@@ -361,7 +415,20 @@ class RunConfig(_Strict):
         if not self.domains:
             raise ValueError("at least one [[domains]] entry is required")
         _check_pipeline(self)
+        _check_monitor(self)
         return self
+
+
+def _check_monitor(config: RunConfig) -> None:
+    """The monitor compares held-out results: every domain needs held-out items for it."""
+    if not config.monitor.every:
+        return
+    for index, domain in enumerate(config.domains):
+        if domain.heldout == 0:
+            raise ValueError(
+                f"domains[{index}].heldout: domain {domain.name!r} has no held-out items, and monitor.every "
+                "needs them to watch it (set heldout > 0, or monitor.every = 0)"
+            )
 
 
 def _check_pipeline(config: RunConfig) -> None:
@@ -403,12 +470,12 @@ def _location(loc: tuple) -> str:
 
 
 def format_validation_error(path: Path | str, error: ValidationError) -> str:
-    first = error.errors()[0]
-    reason = first["msg"].removeprefix("Value error, ")
-    if first["type"] == "extra_forbidden":
-        reason = "unknown key"
-    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-    return f"{path}: {_location(first['loc'])}: {reason}{more}"
+    """Every error, one a line: `FILE: key.path: reason`."""
+    lines = []
+    for item in error.errors():
+        reason = "unknown key" if item["type"] == "extra_forbidden" else item["msg"].removeprefix("Value error, ")
+        lines.append(f"{path}: {_location(item['loc'])}: {reason}")
+    return "\n".join(lines)
 
 
 def parse_config(data: dict[str, Any], path: Path | str = "<config>") -> RunConfig:

@@ -11,11 +11,24 @@ from rich.console import Console
 console = Console(stderr=True)
 
 
+def command_group(help: str | None = None, **options) -> typer.Typer:
+    """A `posttrain` command group with the house settings: click's plain help layout (a help
+    text names config tables like [sft], which rich markup would swallow, and plain help shows
+    flags without a type placeholder and required options as [required]), no shell-completion
+    options, no pretty tracebacks (bad input is one `error:` line)."""
+    options.setdefault("no_args_is_help", True)
+    if help is not None:  # else the callback's docstring is the group's help
+        options["help"] = help
+    return typer.Typer(rich_markup_mode=None, add_completion=False, pretty_exceptions_enable=False, **options)
+
+
 def fail(message: str) -> None:
-    """Print `error: message` on one line and exit with status 2 (bad input, not a crash)."""
+    """Print `error: message` (each line of a message that lists several errors as a line of its
+    own) and exit with status 2 (bad input, not a crash)."""
     from rich.markup import escape  # a message may name a table: "[sft]" is text, not markup
 
-    console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    for line in message.splitlines() or [""]:
+        console.print(f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
 
 
@@ -79,4 +92,4 @@ def line_printer(out=None):
     console, or on stdout when there is none."""
     if out is None:
         return print
-    return lambda line: out.print(line, markup=False, highlight=False)
+    return lambda line: out.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -85,4 +85,5 @@ def test_a_mixture_draws_by_cell_learns_pass_rates_and_resumes(tmp_path):
 def test_without_a_curriculum_nothing_changes(tmp_path):
     source = TerminalGenSource("t", ["files-dirs"], [1], seed=0, size=50, cache_dir=tmp_path)
     plain = DomainMixture([Domain("t", source, 1.0, heldout_size=2, seed=0)], seed=0)
-    assert plain.observe([]) == {} and "pass_rates" in plain.state_dict()
+    metrics = plain.observe([])
+    assert metrics == {"mixture/t/weight": 1.0} and "pass_rates" in plain.state_dict()

@@ -110,54 +110,61 @@ def run_episodes(
         if on_episode_end is not None:
             on_episode_end(episode.trajectory)
 
-    with ThreadPoolExecutor(max_workers=config.parallel_tools) as pool:
-        while pending or live:
-            while pending and len(live) < cap:
-                index = pending.pop(0)
-                episode = _start(tasks[index], policy, chat, system, config, backend)
-                episode.seed = seeds[index] if seeds else None
-                episode.trajectory.metadata["index"] = index  # its place in `tasks`, for callbacks
-                episodes[index] = episode
-                live.append(episode)
-            list(pool.map(finalize, [e for e in live if e.done]))
-            live = [e for e in live if not e.done]
-            views = []
-            for episode in live:
-                try:
-                    prompt = episode.context.prompt_ids(episode.turn)
-                except ContextOverflow as exc:
-                    _end(episode, "error", "context_overflow", str(exc))
+    try:
+        with ThreadPoolExecutor(max_workers=config.parallel_tools) as pool:
+            while pending or live:
+                while pending and len(live) < cap:
+                    index = pending.pop(0)
+                    episode = _start(tasks[index], policy, chat, system, config, backend)
+                    episode.seed = seeds[index] if seeds else None
+                    episode.trajectory.metadata["index"] = index  # its place in `tasks`, for callbacks
+                    episodes[index] = episode
+                    live.append(episode)
+                list(pool.map(finalize, [e for e in live if e.done]))
+                live = [e for e in live if not e.done]
+                views = []
+                for episode in live:
+                    try:
+                        prompt = episode.context.prompt_ids(episode.turn)
+                    except ContextOverflow as exc:
+                        _end(episode, "error", "context_overflow", str(exc))
+                        continue
+                    views.append(
+                        (
+                            episode,
+                            EpisodeView(
+                                episode.task,
+                                prompt,
+                                episode.turn,
+                                episode.sandbox,
+                                episode.workdir,
+                                episode.seed,
+                                episode.context.messages(),
+                            ),
+                        )
+                    )
+                if not views:
                     continue
-                views.append(
-                    (
-                        episode,
-                        EpisodeView(
-                            episode.task,
-                            prompt,
-                            episode.turn,
-                            episode.sandbox,
-                            episode.workdir,
-                            episode.seed,
-                            episode.context.messages(),
-                        ),
+                started = time.perf_counter()
+                try:
+                    replies = policy.act([v for _, v in views])
+                except Exception as exc:  # a policy failure ends these episodes, not the run
+                    for episode, _ in views:
+                        _end(episode, "error", "policy_error", f"{type(exc).__name__}: {exc}")
+                    continue
+                generate_s = (time.perf_counter() - started) / max(len(views), 1)
+                list(
+                    pool.map(
+                        lambda item, generate_s=generate_s: _take_turn(item[0], item[1], item[2], generate_s, config),
+                        [(e, v, r) for (e, v), r in zip(views, replies)],
                     )
                 )
-            if not views:
-                continue
-            started = time.perf_counter()
-            try:
-                replies = policy.act([v for _, v in views])
-            except Exception as exc:  # a policy failure ends these episodes, not the run
-                for episode, _ in views:
-                    _end(episode, "error", "policy_error", f"{type(exc).__name__}: {exc}")
-                continue
-            generate_s = (time.perf_counter() - started) / max(len(views), 1)
-            list(
-                pool.map(
-                    lambda item, generate_s=generate_s: _take_turn(item[0], item[1], item[2], generate_s, config),
-                    [(e, v, r) for (e, v), r in zip(views, replies)],
-                )
-            )
+    except BaseException:
+        # Ctrl-C or a crash: close the sandboxes still open (finished episodes closed theirs);
+        # the interrupted episodes have no result and are redone by a resumed run.
+        for episode in live:
+            _close_sandbox(episode)
+        raise
     return [e.trajectory for e in episodes]
 
 
@@ -377,7 +384,13 @@ def _finish(episode: _Episode) -> None:
         if not trajectory.reward.passed and trajectory.failure_mode is None:
             trajectory.failure_mode = "wrong_answer" if trajectory.stop_reason == "finish" else "gave_up"
     finally:
-        try:
-            episode.sandbox.close()
-        except (SandboxError, OSError):
-            pass
+        _close_sandbox(episode)
+
+
+def _close_sandbox(episode: _Episode) -> None:
+    if episode.sandbox is None:
+        return
+    try:
+        episode.sandbox.close()
+    except (SandboxError, OSError):
+        pass

@@ -6,15 +6,10 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import console, emit_benchmark, fail
+from posttrain.console import command_group, console, emit_benchmark, fail
 from posttrain.errors import PosttrainError
 
-app = typer.Typer(
-    help="Inference engines (hf, builtin, vllm) behind one interface.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+app = command_group("Inference engines (hf, builtin, vllm) behind one interface.")
 
 
 @app.callback()

@@ -7,24 +7,25 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import console, emit_json, fail, pass_rate_progress
+from posttrain.console import command_group, console, emit_json, fail, line_printer, pass_rate_progress
 from posttrain.errors import PosttrainError
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, invoke_without_command=True)
+app = command_group(invoke_without_command=True)
 
 AGENTS = ("oracle", "nop", "model")
 
 
 def load_tasks(spec: str, tokenizer, names: str | None = None, tags: str | None = None):
-    """A Harbor suite or task directory, or a longctx:... spec."""
+    """A Harbor suite or task directory, or a longctx:... spec -> (tasks, invalid task directories)."""
     if spec.startswith("longctx:"):
         from posttrain.evaluate.longctx import generate_tasks
 
-        return generate_tasks(spec, tokenizer)
-    from posttrain.tasks.harbor import load_harbor_suite
+        return generate_tasks(spec, tokenizer), []
+    from posttrain.tasks.harbor import scan_harbor_suite
 
     split = lambda text: [t.strip() for t in text.split(",") if t.strip()] if text else None  # noqa: E731
-    return load_harbor_suite(Path(spec), names=split(names), tags=split(tags))
+    scan = scan_harbor_suite(Path(spec), names=split(names), tags=split(tags))
+    return scan.tasks, scan.invalid
 
 
 def _prices(path: Path | None) -> dict[str, float]:
@@ -52,10 +53,14 @@ def eval_command(
     tasks: str | None = typer.Option(
         None,
         "--tasks",
-        help="A Harbor task directory or suite (tasks/terminal), "
+        help="Required. A Harbor task directory or suite (tasks/terminal), "
         "or longctx:KINDS:LENGTHS[:COUNT[:SEED]] (e.g. longctx:all:1k,8k:3).",
     ),
-    agent: str = typer.Option("oracle", "--agent", help="oracle, nop or model."),
+    agent: str = typer.Option(
+        "oracle",
+        "--agent",
+        help="oracle (runs solution/solve.sh), nop (does nothing) or model (--model through an inference engine).",
+    ),
     model: str = typer.Option(
         "smollm2-135m",
         "--model",
@@ -63,7 +68,7 @@ def eval_command(
     ),
     attempts: int = typer.Option(1, "--attempts", "-k", min=1, help="Attempts per task (pass@k up to this)."),
     concurrency: int = typer.Option(4, "--concurrency", min=1, help="Episodes (sandboxes) at once."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Run directory; an existing one is resumed."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Required. Run directory; an existing one is resumed."),
     names: str | None = typer.Option(None, "--names", help="Only these tasks (comma-separated)."),
     tags: str | None = typer.Option(None, "--tags", help="Only tasks with all these tags."),
     seed: int = typer.Option(0, "--seed", help="Seed of every attempt's sampling."),
@@ -93,12 +98,26 @@ def eval_command(
     quality_gate: bool = typer.Option(
         False, "--quality-gate", help="Inspect the tasks first (into OUT/quality) and skip the ones quarantined."
     ),
+    backend: str | None = typer.Option(
+        None, "--backend", help="Sandbox backend: bwrap (default as root on Linux), local or docker."
+    ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="Stop when a task directory does not load. Default: list it with the reason, count it as "
+        "invalid in the summary, and evaluate the rest.",
+    ),
 ) -> None:
     """Evaluate an agent: every task --attempts times in sandboxes, verified by the task's own
     tests. Writes RUN_DIR/results.jsonl (a row per attempt, with its trajectory file),
     summary.json (mean reward, pass@1, pass@k, failure modes, tool-call accuracy, tokens,
     cost), performance.json (time per phase, cache hits), report.md and report.html. Run it
-    again with the same --out to resume: finished attempts are skipped.
+    again with the same --out to resume: finished attempts are skipped. Ctrl-C stops at once
+    and says how many attempts were saved.
+
+    A task directory that does not load (a missing tests/test.sh, a bad task.toml) is listed
+    with its reason and counted as invalid in summary.json; the rest are evaluated (--strict
+    stops instead). A key in task.toml that Harbor would ignore (a typo) is warned about.
 
     \b
     posttrain eval --tasks tasks/terminal --agent oracle --out runs/eval-oracle
@@ -120,6 +139,7 @@ def eval_command(
     from posttrain.evaluate.runner import run_eval
     from posttrain.models.loading import load_tokenizer
 
+    say = line_printer(console)
     try:
         engine, limit = None, None
         if agent == "model":
@@ -130,7 +150,8 @@ def eval_command(
             )
         else:
             tokenizer = load_tokenizer("smollm2-135m")
-        task_list = load_tasks(tasks, tokenizer, names, tags)
+        task_list, invalid = load_tasks(tasks, tokenizer, names, tags)
+        _report_task_problems(task_list, invalid, strict, say)
         if (quarantine is not None or quality_gate) and any(t.kind == "terminal" for t in task_list):
             from posttrain.quality.gate import gate
 
@@ -140,7 +161,7 @@ def eval_command(
                 quarantine,
                 inspect_source=tasks if quality_gate and quarantine is None else None,
                 inspect_out=out / "quality",
-                log=lambda line: console.print(line, markup=False, highlight=False),
+                log=say,
             )
             task_list = [t for t in task_list if t.kind != "terminal" or t in kept]
             if not task_list:
@@ -161,7 +182,8 @@ def eval_command(
             )
         except ValidationError as exc:
             fail(f"--tools: {exc.errors()[0]['msg'].removeprefix('Value error, ')}")
-        progress, on_attempt = _progress(len(task_list) * attempts)
+        total = len(task_list) * attempts
+        progress, on_attempt = _progress(total)
         with progress:
             summary = run_eval(
                 task_list,
@@ -180,9 +202,14 @@ def eval_command(
                 on_attempt=on_attempt,
                 tasks_spec=tasks,
                 max_context_tokens=limit,
+                backend=backend,
+                invalid=invalid,
+                say=say,
             )
     except PosttrainError as exc:
         fail(str(exc))
+    except KeyboardInterrupt:
+        _interrupted(out, total if "total" in locals() else None)
     brief = {
         k: summary[k]
         for k in (
@@ -195,9 +222,38 @@ def eval_command(
             "tool_call_accuracy",
             "tokens",
             "cost",
+            "invalid",
         )
     }
     emit_json({**brief, "out": str(out)}, None)
+
+
+def _report_task_problems(task_list: list, invalid: list, strict: bool, say) -> None:
+    """Warn about task.toml keys Harbor would ignore; list the task directories that did not
+    load (or, with --strict, stop at them)."""
+    from posttrain.tasks.harbor import unknown_key_warnings
+
+    for line in unknown_key_warnings(task_list):
+        say(f"warning: {line}")
+    if invalid and strict:
+        fail("\n".join(f"{item.reason}" for item in invalid) + "\n(--strict: nothing was evaluated)")
+    for item in invalid:
+        say(f"invalid: {item.name}: {item.reason}")
+    if invalid:
+        count = "1 task directory is" if len(invalid) == 1 else f"{len(invalid)} task directories are"
+        say(f"{count} invalid and will not run; evaluating the other {len(task_list)}")
+    if not task_list:
+        fail("no task left to evaluate: every task directory is invalid")
+
+
+def _interrupted(out: Path, total: int | None) -> None:
+    """Ctrl-C: the attempts already in results.jsonl are kept; say so, and how to go on."""
+    from posttrain.evaluate.runner import ResultsLog
+
+    saved = len(ResultsLog(out).rows()) if (out / "results.jsonl").is_file() else 0
+    of = f"/{total}" if total else ""
+    console.print(f"interrupted: {saved}{of} attempts saved; run the same command to resume", highlight=False)
+    raise typer.Exit(code=130)
 
 
 def _progress(total: int):

@@ -50,6 +50,7 @@ def markdown_report(summary: dict, perf: dict) -> str:
         "|---|---|",
         *(f"| {k} | {v} |" for k, v in summary["failure_modes"].items()),
         "",
+        *_invalid_section(summary),
         "## Pass rate by category",
         "",
         "| category | pass@1 |",
@@ -151,3 +152,12 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}}svg.plot{{display:
 {table}</table>
 </body></html>
 """
+
+
+def _invalid_section(summary: dict) -> list[str]:
+    """The task directories that did not load, and why: not run, not in any rate above."""
+    invalid = summary.get("invalid_tasks") or []
+    if not invalid:
+        return []
+    rows = [f"| {item['task']} | {item['reason'].replace('|', '/')} |" for item in invalid]
+    return [f"## Invalid tasks ({len(invalid)}, not run)", "", "| task | reason |", "|---|---|", *rows, ""]

@@ -121,8 +121,12 @@ def run_eval(
     tasks_spec: str = "",
     max_context_tokens: int | None = None,
     backend: str | None = None,
+    invalid: list | None = None,
+    say=None,
 ) -> dict:
-    """Run (or resume) an eval into `out`; returns the summary."""
+    """Run (or resume) an eval into `out`; returns the summary. `invalid`: task directories that
+    did not load (posttrain.tasks.harbor.InvalidTask), reported in the summary and not run.
+    `say`: a function that takes a line (here: that the run resumes, and how far it got)."""
     prices = prices or {}
     out.mkdir(parents=True, exist_ok=True)
     settings = {
@@ -147,6 +151,9 @@ def run_eval(
     finished = log.rows()
     done = {(r["task_id"], r["attempt"]) for r in finished}
     pending = [(task, attempt) for task in tasks for attempt in range(attempts) if (task.id, attempt) not in done]
+    total = len(tasks) * attempts
+    if say and len(pending) < total:
+        say(f"resuming: {total - len(pending)}/{total} attempts done in {out}; running the other {len(pending)}")
     if on_attempt:
         for row in finished:
             on_attempt(row, resumed=True)
@@ -179,6 +186,8 @@ def run_eval(
     rows = log.rows()
     summary = summarize(rows, ks)
     summary.update(agent=agent, model=model, task_source=tasks_spec, attempts=attempts, seed=seed)
+    summary["invalid"] = len(invalid or [])
+    summary["invalid_tasks"] = [{"task": item.name, "reason": item.reason} for item in invalid or []]
     write_json_atomic(out / "summary.json", summary, sort_keys=False)
     perf = performance(rows)
     write_json_atomic(out / "performance.json", perf, sort_keys=False)

@@ -16,6 +16,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, Llama
 
 from posttrain.errors import ModelLoadError
 from posttrain.models.smollm2 import smollm2_dir
+from posttrain.models.spec import local_model_dir
 
 SMOLLM2 = "smollm2-135m"
 TINY_LLAMA = "tiny-llama"
@@ -30,15 +31,7 @@ def torch_dtype(name: str) -> torch.dtype:
 
 def resolve_model_dir(spec: str) -> Path:
     """The directory holding the model's weights and tokenizer (for tiny-llama: its tokenizer)."""
-    if spec in (SMOLLM2, TINY_LLAMA):
-        return smollm2_dir()
-    path = Path(spec.removeprefix("hf:")).expanduser()
-    if not (path / "config.json").is_file():
-        raise ModelLoadError(
-            f"model {spec!r}: no config.json in {path}; give a Hugging Face model directory, "
-            f"'{SMOLLM2}' or '{TINY_LLAMA}'"
-        )
-    return path
+    return local_model_dir(spec) or smollm2_dir()
 
 
 def load_tokenizer(spec: str):

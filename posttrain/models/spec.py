@@ -14,8 +14,9 @@ engine a spec names.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
-from posttrain.errors import PosttrainError
+from posttrain.errors import ModelLoadError, PosttrainError
 
 EMBEDDED = ("smollm2-135m", "tiny-llama")
 _LOCAL_BACKENDS = ("hf", "builtin", "vllm")
@@ -48,3 +49,18 @@ def parse_model_spec(spec: str) -> ModelSpec:
     if not path:
         raise ModelSpecError(f"model spec {spec!r}: expected {backend}:DIR")
     return ModelSpec(backend, path)
+
+
+def local_model_dir(name: str) -> Path | None:
+    """The directory a model name (`[model] name`, or the DIR of a spec) points to, checked
+    without loading anything: None for an embedded model, whose directory is made on first use.
+    Raises ModelLoadError naming the model when the directory holds no config.json."""
+    if name in EMBEDDED:
+        return None
+    path = Path(name.removeprefix("hf:")).expanduser()
+    if not (path / "config.json").is_file():
+        raise ModelLoadError(
+            f"model {name!r}: no config.json in {path}; give a Hugging Face model directory, "
+            f"{' or '.join(repr(e) for e in EMBEDDED)}"
+        )
+    return path

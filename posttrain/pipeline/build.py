@@ -6,9 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from posttrain.config import DomainConfig, RunConfig, config_relative_path
-from posttrain.engine.builtin.engine_kernels import use_engine_kernels
 from posttrain.errors import PosttrainError
-from posttrain.models.loading import load_model
 from posttrain.tasks.domains import Domain, DomainMixture
 from posttrain.tasks.sources import HarborSource, JsonlSource, ReasoningGymSource, TaskSource
 from posttrain.tasks.terminal_gen import TerminalGenSource, family_names
@@ -38,17 +36,38 @@ def build_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
     return JsonlSource(cfg.name, cfg.task_path(base_dir), cfg.prompt_template, cfg.answer_extraction)
 
 
-def build_mixture(config: RunConfig, base_dir: Path, quality_dir: Path | None = None, log=print) -> DomainMixture:
-    """The domains, each from its source; terminal domains lose the tasks the quality gate
-    quarantined (config.quarantine, or an inspection into `quality_dir` with quality_gate)."""
-    sources = {d.name: build_source(d, base_dir) for d in config.domains}
-    if config.quarantine or config.quality_gate:
+def build_sources(config: RunConfig, base_dir: Path) -> dict[str, TaskSource]:
+    """Every domain's source, loaded: a missing file, a bad line, an unknown generator or a
+    task directory that does not load raises here, before a run writes anything."""
+    return {d.name: build_source(d, base_dir) for d in config.domains}
+
+
+def build_mixture(
+    config: RunConfig,
+    base_dir: Path,
+    quality_dir: Path | None = None,
+    log=print,
+    sources: dict[str, TaskSource] | None = None,
+    gate: bool = True,
+) -> DomainMixture:
+    """The domains, each from its source (`sources`: already built); with `gate`, terminal
+    domains lose the tasks the quality gate quarantined (config.quarantine, or an inspection
+    into `quality_dir` with quality_gate)."""
+    sources = sources if sources is not None else build_sources(config, base_dir)
+    if gate and (config.quarantine or config.quality_gate):
         gate_terminal_sources(config, sources, base_dir, quality_dir or base_dir / "quality", log)
     domains = [
         Domain(name=d.name, source=sources[d.name], weight=d.weight, heldout_size=d.heldout, seed=d.seed)
         for d in config.domains
     ]
-    return DomainMixture(domains, seed=config.seed, curriculum=config.curriculum)
+    return DomainMixture(
+        domains,
+        seed=config.seed,
+        curriculum=config.curriculum,
+        mixture=config.mixture,
+        monitor=config.monitor,
+        total_steps=config.train.steps,
+    )
 
 
 def gate_terminal_sources(config: RunConfig, sources: dict, base_dir: Path, quality_dir: Path, log) -> None:
@@ -75,6 +94,9 @@ def load_policy_pair(config: RunConfig, weights_from: Path | None = None):
     into it after each step, as they would be into a remote engine). With the builtin engine
     the trainer's model runs the engine's attention and linear kernels, so the logprobs it
     recomputes equal the engine's to the bit (fp32)."""
+    from posttrain.engine.builtin.engine_kernels import use_engine_kernels
+    from posttrain.models.loading import load_model
+
     warn_if_bf16_is_emulated(config)
     spec = str(weights_from) if weights_from else config.model.name
     trainer_model = load_model(spec, "float32", seed=config.seed)

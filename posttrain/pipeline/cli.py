@@ -7,15 +7,10 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import console, emit_benchmark, fail
+from posttrain.console import command_group, console, emit_benchmark, fail
 from posttrain.errors import PosttrainError
 
-app = typer.Typer(
-    help="The RL pipeline: sync vs async benchmark; a running job's scheduler, watched and steered.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+app = command_group("The RL pipeline: sync vs async benchmark; a running job's scheduler, watched and steered.")
 
 
 @app.callback()
@@ -140,8 +135,11 @@ def set_command(
         help="DOMAIN=WEIGHT, repeatable: the domain's share of new rollouts from the next step on.",
     ),
     workers: int | None = typer.Option(None, "--workers", help="Rollout workers (the pool grows or shrinks)."),
+    policy: str | None = typer.Option(
+        None, "--policy", help="The mixture policy from the next step on: static, sequential, learnability or bandit."
+    ),
 ) -> None:
-    """Change a running job's domain weights or worker count (applied at its next step).
+    """Change a running job's domain weights, mixture policy or worker count (applied at its next step).
 
     \b
     The change goes to RUN_DIR/control.json; the run applies it at its next
@@ -161,9 +159,9 @@ def set_command(
                 weights[name] = float(value)
             except ValueError:
                 raise PosttrainError(f"--weight {item!r}: {value!r} is not a number") from None
-        if not weights and workers is None:
-            raise PosttrainError("nothing to change: give --weight DOMAIN=WEIGHT and/or --workers N")
-        control = write_control(run_dir, [d.name for d in config.domains], weights, workers)
+        if not weights and workers is None and policy is None:
+            raise PosttrainError("nothing to change: give --weight DOMAIN=WEIGHT, --policy NAME and/or --workers N")
+        control = write_control(run_dir, [d.name for d in config.domains], weights, workers, policy)
     except PosttrainError as exc:
         fail(str(exc))
     print(json.dumps(control, indent=2))

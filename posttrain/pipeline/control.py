@@ -1,7 +1,7 @@
 """Steering a running job and watching it, through two files in its run directory:
 
-control.json    written by `posttrain pipeline set`: domain weights and the rollout worker
-                count; the run applies a change at its next step
+control.json    written by `posttrain pipeline set`: domain weights, the mixture policy and the
+                rollout worker count; the run applies a change at its next step
 scheduler.json  written by the run four times a second: workers (pid, job), queue, buffer,
                 policy version, retry and failure counters (`posttrain pipeline status`)
 """
@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from posttrain.config import MIXTURE_POLICIES
 from posttrain.errors import PosttrainError
 from posttrain.storage.atomic import write_json_atomic
 
@@ -22,7 +23,11 @@ STATUS = "scheduler.json"
 
 
 def write_control(
-    run_dir: Path, domains: list[str], weights: dict[str, float] | None = None, workers: int | None = None
+    run_dir: Path,
+    domains: list[str],
+    weights: dict[str, float] | None = None,
+    workers: int | None = None,
+    policy: str | None = None,
 ) -> dict:
     """Merge a change into RUN_DIR/control.json; `domains` are the run's, for validation."""
     unknown = sorted(set(weights or {}) - set(domains))
@@ -35,11 +40,15 @@ def write_control(
         raise PosttrainError(f"weights must be > 0: {bad}")
     if workers is not None and workers < 1:
         raise PosttrainError(f"--workers must be >= 1, got {workers}")
+    if policy is not None and policy not in MIXTURE_POLICIES:
+        raise PosttrainError(f"--policy {policy!r}: choose one of {', '.join(MIXTURE_POLICIES)}")
     path = run_dir / CONTROL
     current = read_control(run_dir) or {}
     current.setdefault("weights", {}).update(weights or {})
     if workers is not None:
         current["workers"] = workers
+    if policy is not None:
+        current["policy"] = policy
     current["revision"] = current.get("revision", 0) + 1
     write_json_atomic(path, current)
     return current

@@ -20,7 +20,8 @@ from posttrain.console import line_printer
 from posttrain.engine.factory import build_engine
 from posttrain.faults import fault_point
 from posttrain.models.loading import load_tokenizer
-from posttrain.pipeline.build import build_mixture
+from posttrain.pipeline.domain_conflicts import CONFLICTS, DomainConflicts
+from posttrain.pipeline.domain_monitor import DomainMonitor
 from posttrain.pipeline.inline_rollouts import InlineRollouts
 from posttrain.pipeline.rollout_job import run_rollout_job
 from posttrain.pipeline.rollout_source import RolloutSource
@@ -31,7 +32,13 @@ from posttrain.pipeline.stage_summary import stages_summary
 from posttrain.pipeline.starting_point import StartingPoint, starting_point
 from posttrain.pipeline.step_metrics import StepMetrics
 from posttrain.pipeline.step_scoring import score_step, trajectory_rows
-from posttrain.pipeline.training_run import TrainingRun, prepare_run, set_torch_threads_and_seed
+from posttrain.pipeline.training_run import (
+    CheckedRun,
+    TrainingRun,
+    check_run,
+    set_torch_threads_and_seed,
+    start_run,
+)
 from posttrain.scheduler.job import JobFunction
 from posttrain.storage.atomic import write_json_atomic
 from posttrain.tasks.domains import DomainMixture
@@ -42,13 +49,17 @@ def train(config_path: Path | None, out: Path, resume: bool = False, console=Non
     """`posttrain train CONFIG --out RUN_DIR [--resume]` -> summary.json's content. With an
     `[sft]` table the supervised warm start runs first (into RUN_DIR/sft/) and RL starts from
     its model; summary.json then compares base, SFT and RL on the same held-out items."""
-    run = prepare_run(config_path, out, resume)
+    return train_checked(check_run(config_path, out, resume), console=console)
+
+
+def train_checked(checked: CheckedRun, console=None) -> dict:
+    """`train` after `check_run` passed: from here on the run directory is written."""
+    run = checked.run
+    start_run(run)
     set_torch_threads_and_seed(run.config)
-    mixture = build_mixture(
-        run.config, run.config_dir, quality_dir=run.run_dir.root / "quality", log=line_printer(console)
-    )
+    mixture = checked.gated(line_printer(console))
     if run.config.sft is None:
-        return run_rl(run, mixture, resume, console=console)
+        return run_rl(run, mixture, run.resume, console=console)
     rd = run.run_dir
     warm = run_sft_stage(
         run.config,
@@ -56,12 +67,12 @@ def train(config_path: Path | None, out: Path, resume: bool = False, console=Non
         mixture,
         load_tokenizer(run.config.model.name),
         run.config_dir,
-        resume=resume,
+        resume=run.resume,
         console=console,
     )
     if warm.sft is not None and not rd.eval_before.is_file():  # RL's "before" is the warm-started model
         write_json_atomic(rd.eval_before, warm.sft.to_json())
-    summary = run_rl(run, mixture, resume, console=console, initial_weights=warm.model_dir)
+    summary = run_rl(run, mixture, run.resume, console=console, initial_weights=warm.model_dir)
     if warm.base is not None and warm.sft is not None:
         after = load_eval(rd.eval_after)
         summary.update(
@@ -85,6 +96,8 @@ def run_rl(
     heldout = mixture.heldout()
     tokenizer = load_tokenizer(config.model.name)
     start = starting_point(config, rd.checkpoints, resume, tokenizer, mixture, initial_weights)
+    if resume and start.step:
+        line_printer(console)(f"resuming: from the checkpoint at step {start.step} of {config.train.steps}")
     trainer = start.trainer
     rollouts = open_rollouts(config, start, tokenizer, mixture, rd.root, job_fn)
     try:
@@ -105,13 +118,21 @@ def run_rl(
                 pipeline_state=rollouts.state_dict(),
             )
 
+        monitor = DomainMonitor(config, mixture, outputs.evals, line_printer(console))
+        conflicts = DomainConflicts(config, rd.root / CONFLICTS, start.step)
         with outputs:
             before = outputs.eval_before()
+            monitor.start(before)
             metrics.start_loop()
             rollouts.start(start.step)
             for step in range(start.step + 1, config.train.steps + 1):
                 record, groups, advantages = rl_step(config, rollouts, trainer, step, metrics)
-                record.update(mixture.observe(groups))  # the curriculum's pass rates per family and difficulty
+                # the mixture policy's weights and pass rates, the curriculum's per family and difficulty
+                record.update(mixture.observe(groups, advantages, step))
+                if conflicts.due(step):
+                    record.update(conflicts.measure(step, trainer, groups, advantages))
+                if monitor.due(step):
+                    record.update(monitor.evaluate(step))
                 outputs.finish_step(step, record, trajectory_rows(groups, advantages), checkpoint)
             loop_s = metrics.loop_s()
             after = outputs.eval_after()

@@ -34,8 +34,8 @@ class TrainingProgress:
     def set_completed(self, step: int) -> None:
         self.progress.update(self.train_task, completed=step)
 
-    def start_eval(self, label: str) -> None:
-        self.eval_task = self.progress.add_task(label, total=self.n_eval_items, info="")
+    def start_eval(self, label: str, total: int | None = None) -> None:
+        self.eval_task = self.progress.add_task(label, total=total or self.n_eval_items, info="")
 
     def advance_eval(self, n: int) -> None:
         self.progress.advance(self.eval_task, n)

@@ -14,6 +14,7 @@ from posttrain.config import RunConfig
 from posttrain.evaluate.statistics import paired_bootstrap_ci
 from posttrain.observe.metrics import JsonlMetricsSink, truncate_metrics_after
 from posttrain.observe.trajectory_store import TrajectoryStore
+from posttrain.pipeline.domain_monitor import alarms_of_run
 from posttrain.pipeline.evaluation import EvalResult, evaluate
 from posttrain.pipeline.progress import TrainingProgress
 from posttrain.pipeline.run_dir import RunDir
@@ -61,8 +62,16 @@ def load_eval(path: Path) -> EvalResult:
     return EvalResult.from_json(json.loads(path.read_text()))
 
 
-def run_summary(config: RunConfig, before: EvalResult, after: EvalResult, wall_s: float, resume: bool) -> dict:
-    """summary.json: held-out reward before and after, and the paired bootstrap interval of the change."""
+def run_summary(
+    config: RunConfig,
+    before: EvalResult,
+    after: EvalResult,
+    wall_s: float,
+    resume: bool,
+    domain_of: dict[str, str] | None = None,
+) -> dict:
+    """summary.json: held-out reward before and after, and the paired bootstrap interval of the
+    change, overall and (with `domain_of`: item id -> domain) per domain."""
     ids = sorted(before.per_item)
     delta, low, high = paired_bootstrap_ci(
         [before.per_item[i] for i in ids],
@@ -70,11 +79,22 @@ def run_summary(config: RunConfig, before: EvalResult, after: EvalResult, wall_s
         samples=config.train.bootstrap_samples,
         seed=config.seed,
     )
+    per_domain = {}
+    for domain in sorted(set((domain_of or {}).values())):
+        mine = [i for i in ids if domain_of.get(i) == domain and i in after.per_item]
+        d_delta, d_low, d_high = paired_bootstrap_ci(
+            [before.per_item[i] for i in mine],
+            [after.per_item[i] for i in mine],
+            samples=config.train.bootstrap_samples,
+            seed=config.seed,
+        )
+        per_domain[domain] = {"delta": d_delta, "delta_ci95": [d_low, d_high], "n": len(mine)}
     return {
         "eval_before": {"overall": before.overall, "per_domain": before.per_domain},
         "eval_after": {"overall": after.overall, "per_domain": after.per_domain},
         "delta": delta,
         "delta_ci95": [low, high],
+        "per_domain_delta": per_domain,
         "n_heldout": len(ids),
         "steps": config.train.steps,
         "wall_s": wall_s,
@@ -96,13 +116,14 @@ class HeldoutEvals:
             progress,
         )
 
-    def run(self, label: str) -> EvalResult:
+    def run(self, label: str, tasks=None) -> EvalResult:
+        """Evaluate the held-out set (or `tasks`, a part of it) with the engine's current weights."""
         config = self.config
-        self.progress.start_eval(label)
+        self.progress.start_eval(label, None if tasks is None else len(tasks))
         result = evaluate(
             self.engine,
             self.tokenizer,
-            self.heldout,
+            self.heldout if tasks is None else tasks,
             config.train.eval_max_new_tokens or config.rollout.max_new_tokens,
             config.rollout.system_prompt,
             batch_size=config.train.eval_batch_size,
@@ -147,6 +168,7 @@ class RunOutputs:
         self.started = time.perf_counter()
         self.progress = TrainingProgress(config.train.steps, len(heldout), console=console)
         self.evals = HeldoutEvals(config, evaluation_engine, tokenizer, heldout, self.progress)
+        self.domain_of = {task.id: task.domain for task in heldout}
 
     def __enter__(self) -> RunOutputs:
         self.progress.__enter__()
@@ -184,7 +206,10 @@ class RunOutputs:
         write_json_atomic(self.rd.eval_after, after.to_json())
         self.metrics.close()
         self.store.close()
-        summary = run_summary(self.config, before, after, self.wall_s(), self.resume)
+        summary = run_summary(self.config, before, after, self.wall_s(), self.resume, self.domain_of)
+        alarms = alarms_of_run(self.rd.metrics)
+        if self.config.monitor.every:
+            summary["seesaw_alarms"] = alarms
         summary.update(extra)
         write_json_atomic(self.rd.summary, summary)
         return summary

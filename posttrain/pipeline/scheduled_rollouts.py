@@ -217,6 +217,8 @@ class ScheduledRollouts:
             self.weights = {**self.weights, **new_weights}
             _set_mixture_weights(self.mixture, self.weights)
             self.executor.set_weights(self.weights)
+        if control.get("policy") and control["policy"] != self.mixture.policy.name:
+            self.mixture.set_policy(control["policy"])
         if control.get("workers"):
             self.workers = int(control["workers"])
             self.executor.scale(self.workers)

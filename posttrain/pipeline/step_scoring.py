@@ -57,6 +57,12 @@ def score_step(config: RunConfig, groups: list[RolloutGroup]):
     for g in groups:
         by_domain.setdefault(g.task.domain, []).extend(g.reward_values)
     record.update({f"reward/{d}": sum(v) / len(v) for d, v in sorted(by_domain.items())})
+    tokens: dict[str, int] = {}
+    for gi, g in enumerate(groups):
+        if keep[gi]:  # what the trainer trains on
+            tokens[g.task.domain] = tokens.get(g.task.domain, 0) + g.generated_tokens()
+    total = sum(tokens.values()) or 1
+    record.update({f"mixture/{d}/token_share": tokens.get(d, 0) / total for d in sorted(by_domain)})
     return record, samples, advantages
 
 

@@ -1,17 +1,26 @@
-"""A training run's directory and its resolved config: created fresh, or opened for --resume."""
+"""A training run's directory and its resolved config: checked, then created fresh or opened
+for --resume.
+
+Nothing is written until everything that can be checked without loading a model has passed
+(`open_run`, then the domains: posttrain.pipeline.build.build_sources). A start that fails
+after that leaves only the pre-start files (config.toml, the quality gate's inspection): such a
+directory is not a run yet, and the next start replaces it instead of asking for --resume.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
-from posttrain.config import RunConfig, dump_config, load_config
+from posttrain.config import RunConfig, config_relative_path, dump_config, load_config
 from posttrain.errors import PosttrainError
+from posttrain.models.spec import local_model_dir
 from posttrain.pipeline.run_dir import RunDir
 from posttrain.storage.atomic import write_text_atomic
+
+PRE_START = ("config.toml", "quality")  # what a start writes before its first step or evaluation
 
 
 @dataclass
@@ -19,30 +28,71 @@ class TrainingRun:
     config: RunConfig
     run_dir: RunDir
     config_dir: Path
+    resume: bool = False
+
+    @property
+    def replaces_failed_start(self) -> bool:
+        return not self.resume and self.run_dir.root.is_dir() and any(self.run_dir.root.iterdir())
 
 
-def prepare_run(config_path: Path | None, out: Path, resume: bool) -> TrainingRun:
+def open_run(config_path: Path | None, out: Path, resume: bool) -> TrainingRun:
+    """The run's config, checked (the file, its keys and values, the model's directory) and the
+    output directory checked (new, a failed start, or, with `resume`, a run). Writes nothing."""
     run_dir = RunDir(out)
     if resume:
         if not run_dir.config.is_file():
             raise PosttrainError(f"{out}: not a run directory (no config.toml) — nothing to resume")
         config = load_config(run_dir.config)
         source_dir = Path(config_path).parent if config_path else Path.cwd()
-        return TrainingRun(config, run_dir, source_dir)
+        return TrainingRun(config, run_dir, source_dir, resume=True)
     if config_path is None:
         raise PosttrainError("give a config file: posttrain train CONFIG --out RUN_DIR")
     config = load_config(config_path)
-    if out.exists() and any(out.iterdir()):
+    local_model_dir(config.model.name)
+    if out.exists() and not out.is_dir():
+        raise PosttrainError(f"{out}: exists and is not a directory")
+    if out.is_dir() and not is_failed_start(out):
         raise PosttrainError(f"{out}: run directory is not empty; use --resume to continue it or choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
-    # Task files are resolved against the config's folder; keep it absolute in the copy.
+    # Task and transcript files are resolved against the config's folder; keep them absolute in
+    # the copy, which a resumed run reads from elsewhere.
     for domain in config.domains:
         domain.source = domain.absolute_source(Path(config_path).parent)
-    write_text_atomic(run_dir.config, dump_config(config))
+    if config.sft is not None:
+        config.sft.data = [str(config_relative_path(p, Path(config_path).parent).resolve()) for p in config.sft.data]
     return TrainingRun(config, run_dir, Path(config_path).parent)
 
 
+def is_failed_start(out: Path) -> bool:
+    """True when `out` holds nothing but what a start writes before it trains or evaluates
+    (an empty directory included): no step, checkpoint, evaluation or log to lose."""
+    return all(entry.name in PRE_START for entry in out.iterdir())
+
+
+def start_run(run: TrainingRun) -> None:
+    """Create a fresh run's directory (clearing a failed start's leftovers) and write its
+    resolved config. A resumed run is left as it is."""
+    if run.resume:
+        return
+    root = run.run_dir.root
+    for name in PRE_START:
+        leftover = root / name
+        if leftover.is_dir():
+            shutil.rmtree(leftover)
+        else:
+            leftover.unlink(missing_ok=True)
+    root.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(run.run_dir.config, dump_config(run.config))
+
+
+def prepare_run(config_path: Path | None, out: Path, resume: bool) -> TrainingRun:
+    run = open_run(config_path, out, resume)
+    start_run(run)
+    return run
+
+
 def set_torch_threads_and_seed(config: RunConfig) -> None:
+    import torch
+
     if config.threads:
         torch.set_num_threads(config.threads)
     elif config.mode == "async":
@@ -50,3 +100,65 @@ def set_torch_threads_and_seed(config: RunConfig) -> None:
         # of every core each, they oversubscribe the CPU and both slow down several times over.
         torch.set_num_threads(max(1, (os.cpu_count() or 2) // 2))
     torch.manual_seed(config.seed)
+
+
+@dataclass
+class CheckedRun:
+    """A run whose config, model directory, output directory and domains have all been checked;
+    nothing is written yet (`start_run` does that)."""
+
+    run: TrainingRun
+    sources: dict
+    mixture: object  # the DomainMixture, before any quality gate
+
+    def warnings(self) -> list[str]:
+        """What loads but is probably a mistake: task.toml keys Harbor would ignore."""
+        from posttrain.tasks.harbor import unknown_key_warnings
+
+        return [w for source in self.sources.values() for w in unknown_key_warnings(getattr(source, "tasks", []))]
+
+    def gated(self, log) -> object:
+        """The mixture training uses: with a quarantine or the quality gate, rebuilt from the
+        same sources less the quarantined tasks (the gate writes into RUN_DIR/quality)."""
+        from posttrain.pipeline.build import build_mixture
+
+        config = self.run.config
+        if not (config.quarantine or config.quality_gate):
+            return self.mixture
+        quality = self.run.run_dir.root / "quality"
+        return build_mixture(config, self.run.config_dir, quality_dir=quality, log=log, sources=self.sources)
+
+
+def check_run(config_path: Path | None, out: Path, resume: bool, needs_sft: bool = False) -> CheckedRun:
+    """Everything `posttrain train` (or `posttrain sft`: `needs_sft`) can check before it loads a
+    model: the config, the model's directory, the output directory and every domain's tasks.
+    Fast, and writes nothing."""
+    from posttrain.pipeline.build import build_mixture, build_sources
+
+    run = open_run(config_path, out, resume)
+    if needs_sft and run.config.sft is None:
+        raise PosttrainError(f"{config_path or run.run_dir.config}: no [sft] table; posttrain sft needs one")
+    sources = build_sources(run.config, run.config_dir)
+    mixture = build_mixture(run.config, run.config_dir, sources=sources, gate=False)
+    if run.config.sft is not None:
+        check_sft_data(run.config, run.config_dir)
+    return CheckedRun(run, sources, mixture)
+
+
+def check_sft_data(config: RunConfig, config_dir: Path) -> None:
+    """[sft]: every transcript file reads, and there is something to train on."""
+    from posttrain.pipeline.sft.transcripts import read_transcripts
+
+    extra = [t for p in config.sft.data for t in read_transcripts(config_relative_path(p, config_dir))]
+    if config.sft.demonstrations == 0 and not extra:
+        raise PosttrainError("[sft]: no data: demonstrations = 0 and no data files (set demonstrations or data)")
+
+
+def out_state(run: TrainingRun) -> str:
+    """Where the run goes, in words, for the plan and the first log line."""
+    root = run.run_dir.root
+    if run.resume:
+        return f"{root} (resumed)"
+    if run.replaces_failed_start:
+        return f"{root} (replaces a start that failed before training)"
+    return f"{root} (new)"

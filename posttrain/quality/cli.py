@@ -17,11 +17,13 @@ def inspect_command(
     ),
     policy: str | None = typer.Option(
         None,
-        "--policy",
+        "--model",
         help="Also run the signal check with this model "
-        "(smollm2-135m, hf:DIR, builtin:DIR, vllm:DIR, openai:URL#MODEL).",
+        "(smollm2-135m, hf:DIR, builtin:DIR, vllm:DIR, openai:URL#MODEL; as in posttrain eval --model).",
     ),
-    samples: int = typer.Option(4, "--samples", "-k", min=1, help="Policy episodes per task for the signal check."),
+    samples: int = typer.Option(
+        4, "--attempts", "-k", min=1, help="The model's attempts per task for the signal check (as in posttrain eval)."
+    ),
     repeats: int = typer.Option(
         3,
         "--repeats",
@@ -55,7 +57,9 @@ def inspect_command(
     build_timeout: float = typer.Option(600.0, "--build-timeout", min=1.0, help="Cap on an environment build."),
     max_steps: int = typer.Option(10, "--max-steps", min=1, help="Turns per policy episode (signal check)."),
     reply_tokens: int = typer.Option(256, "--reply-tokens", min=8, help="New tokens per turn (signal check)."),
-    backend: str | None = typer.Option(None, "--sandbox", help="Sandbox backend (default: bwrap)."),
+    backend: str | None = typer.Option(
+        None, "--backend", help="Sandbox backend: bwrap (default as root on Linux), local or docker."
+    ),
     names: str | None = typer.Option(None, "--names", help="Only these task directories (comma-separated)."),
     tags: str | None = typer.Option(None, "--tags", help="Only tasks whose task.toml has all these tags."),
     no_cache: bool = typer.Option(
@@ -73,18 +77,21 @@ def inspect_command(
 ) -> None:
     """Check every task before it may reach training, and quarantine the bad ones.
 
-    Per task: it loads (else invalid); the environment builds and the packages its Dockerfile
-    installs are present, the reference solution fits the task's time and memory limits and
-    does not need a network the task disallows (else unhealthy); the reference solution
-    passes (else unsolvable); doing nothing fails and the verifier runs cleanly (else
-    broken_verifier); both give the same result over repeated runs (else flaky: --repeats
-    runs for a task that could vary, --min-repeats for one that shows no sign of it); ten
-    scripted exploit agents (editing tests, pytest hooks, writing the reward file, shadowing
-    binaries, reading the solution, hard-coding outputs, injecting code into outputs, exiting
-    early, code that exits 0 as soon as it loads, a planted verdict) all fail (else
-    exploitable); with --policy, the policy's pass rate over --samples episodes is strictly
-    between 0 and 1 (else no_signal). Static lint adds warnings. Every check keeps its
-    evidence: commands, exit codes, rewards, timings.
+    Exit status: 0 when every task passed, 1 when any was quarantined (the reports say why),
+    2 for bad input.
+
+    Per task: it loads, with no key in task.toml that Harbor would ignore (else invalid); the
+    environment builds and the packages its Dockerfile installs are present, the reference
+    solution fits the task's time and memory limits and does not need a network the task
+    disallows (else unhealthy); the reference solution passes (else unsolvable); doing nothing
+    fails and the verifier runs cleanly (else broken_verifier); both give the same result over
+    repeated runs (else flaky: --repeats runs for a task that could vary, --min-repeats for one
+    that shows no sign of it); ten scripted exploit agents (editing tests, pytest hooks, writing
+    the reward file, shadowing binaries, reading the solution, hard-coding outputs, injecting
+    code into outputs, exiting early, code that exits 0 as soon as it loads, a planted verdict)
+    all fail (else exploitable); with --model, the model's pass rate over its --attempts
+    episodes is strictly between 0 and 1 (else no_signal). Static lint adds warnings. Every
+    check keeps its evidence: commands, exit codes, rewards, timings.
 
     A task whose files, built environment, options and the checking code are unchanged since
     an earlier inspection on this machine gets that stored report back (marked cached_from)
@@ -95,7 +102,7 @@ def inspect_command(
 
     \b
     posttrain inspect tasks/terminal --out runs/inspect
-    posttrain inspect tasks/terminal --out runs/inspect-smol --policy smollm2-135m -k 4
+    posttrain inspect tasks/terminal --out runs/inspect-smol --model smollm2-135m -k 4
     """
     from posttrain.quality.gate import run_inspection
     from posttrain.quality.inspector import InspectOptions, select_dirs, task_dirs
@@ -169,3 +176,5 @@ def inspect_command(
         },
         None,
     )
+    if summary["quarantined"]:
+        raise typer.Exit(code=1)

@@ -24,7 +24,7 @@ from posttrain.quality.lint import lint_task
 from posttrain.quality.probes import ALONE, PROBES, all_probes, one_probe
 from posttrain.quality.trial import Trial, run_trial
 from posttrain.quality.verdicts import FAIL, PASS, SKIP, Check, decide
-from posttrain.tasks.harbor import load_harbor_task
+from posttrain.tasks.harbor import load_harbor_task, unknown_key_warnings
 from posttrain.tasks.records import Task
 
 TASK_MARKERS = ("task.toml", "instruction.md", "tests", "solution", "environment")
@@ -181,6 +181,10 @@ class Inspector:
             report.checks.append(Check("loads", "load", FAIL, str(exc), "invalid"))
             return
         report.checks.append(Check("loads", "load", PASS, "task.toml, instruction.md and tests/test.sh load"))
+        unknown = unknown_key_warnings([task])
+        if unknown:  # a misspelt limit would run the task with the default in its place
+            report.checks.append(Check("known_keys", "load", FAIL, unknown[0], "invalid"))
+            return
         task = _capped(task, self.options)
         report.task = task
         report.checks.extend(lint_task(task))

@@ -7,20 +7,17 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import console, emit_benchmark, fail
+from posttrain.console import command_group, console, emit_benchmark, fail
 from posttrain.errors import PosttrainError
 
-app = typer.Typer(
-    help="Isolated sandboxes for agent commands (bubblewrap + overlayfs + cgroups).",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+app = command_group("Isolated sandboxes for agent commands (bubblewrap + overlayfs + cgroups).")
 
 
 @app.command("run", context_settings={"allow_interspersed_args": False})
 def run_command(
-    cmd: list[str] = typer.Argument(..., help="The command and its arguments (put them after --)."),
+    cmd: list[str] | None = typer.Argument(
+        None, help="Required: the command and its arguments, after -- (posttrain sandbox run -- ls -la)."
+    ),
     memory: int | None = typer.Option(2048, "--memory", help="Memory limit in MB."),
     pids: int | None = typer.Option(256, "--pids", help="Process/thread limit."),
     cpus: float | None = typer.Option(1.0, "--cpus", help="CPU share in cores."),
@@ -36,6 +33,8 @@ def run_command(
     """
     from pydantic import ValidationError
 
+    if not cmd:
+        fail('no command: give it after --, e.g. posttrain sandbox run --memory 256 -- python3 -c "print(1)"')
     from posttrain.sandbox.factory import create_sandbox
     from posttrain.sandbox.interface import SandboxLimits, SandboxSpec
 

@@ -6,15 +6,10 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import console, emit_json, fail
+from posttrain.console import command_group, console, emit_json, fail
 from posttrain.errors import PosttrainError
 
-app = typer.Typer(
-    help="Task sources: generated terminal task families (Harbor directories).",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
+app = command_group("Task sources: generated terminal task families (Harbor directories).")
 
 
 @app.command("generate")

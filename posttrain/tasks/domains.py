@@ -11,8 +11,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from posttrain.config import CurriculumConfig
+from posttrain.config import CurriculumConfig, MixtureConfig, MonitorConfig
 from posttrain.curriculum import PassRates, choose_cells
+from posttrain.curriculum.mixture_policies import make_policy
+from posttrain.curriculum.seesaw import Alarm, SeesawMonitor, wilson_interval
+from posttrain.curriculum.seesaw_reaction import SeesawReaction
 from posttrain.errors import TaskSourceError
 from posttrain.tasks.records import Task
 from posttrain.tasks.sources import TaskSource, content_key
@@ -53,6 +56,11 @@ class Domain:
         # Training order: a seeded permutation of what is left, so consecutive steps see varied items.
         random.Random(self.seed + 1).shuffle(training)
         self._order = training
+
+    @property
+    def training_size(self) -> int:
+        """Items a training draw can come from (the source less the held-out prefix)."""
+        return len(self._order)
 
     def cells(self) -> list[tuple[str, int]]:
         """The (family, difficulty) cells of a generated terminal source; [] for other sources."""
@@ -95,9 +103,24 @@ class DomainMixture:
     feeds the step's outcomes back. The state (cursors, pass rates) is saved with checkpoints
     so a resumed run continues the same stream."""
 
-    def __init__(self, domains: list[Domain], seed: int, curriculum: CurriculumConfig | None = None) -> None:
+    def __init__(
+        self,
+        domains: list[Domain],
+        seed: int,
+        curriculum: CurriculumConfig | None = None,
+        mixture: MixtureConfig | None = None,
+        monitor: MonitorConfig | None = None,
+        total_steps: int = 1,
+    ) -> None:
         if not domains:
             raise TaskSourceError("a run needs at least one domain")
+        self.mixture_config = mixture or MixtureConfig()
+        self.saturated: dict[str, dict[str, int]] = {}  # domain -> item id -> times passed over since
+        self.phase_steps = self.mixture_config.phase_steps or max(1, -(-total_steps // len(domains)))
+        self.policy = self._make_policy(self.mixture_config.policy)
+        monitor = monitor or MonitorConfig()
+        self.monitor = SeesawMonitor(monitor.alpha)
+        self.reaction = SeesawReaction(monitor.reaction, monitor.reweight_factor, monitor.max_boost, monitor.refresh_steps)
         self.domains = {d.name: d for d in domains}
         self.seed = seed
         self.cursors = {d.name: 0 for d in domains}
@@ -110,10 +133,32 @@ class DomainMixture:
             if cells
         }
 
+    def _make_policy(self, name: str):
+        cfg = self.mixture_config
+        return make_policy(name, cfg.window, cfg.floor, cfg.bandit_c, self.phase_steps)
+
+    def set_policy(self, name: str) -> None:
+        """Change the mixture policy while the run goes; what it observed so far carries over."""
+        state = self.policy.state_dict()
+        self.policy = self._make_policy(name)
+        self.policy.load_state_dict(state)
+
+    def sampling_weights(self, step: int) -> dict[str, float]:
+        """This step's weight per domain: a refresh's domain alone; else the policy's shares of
+        the configured weights (those boosted by a reweight reaction)."""
+        refresh = self.reaction.refresh_domain(step)
+        if refresh is not None:
+            return {n: (1.0 if n == refresh else 0.0) for n in self.domains}
+        weights = self.reaction.weights({n: d.weight for n, d in self.domains.items()})
+        if self.policy.name == "static":
+            return weights  # the configured weights as they are: the stream of runs before policies existed
+        return self.policy.shares(weights, step)
+
     def sample_step(self, step: int, n_prompts: int) -> list[Task]:
         rng = random.Random(f"{self.seed}:{step}")
         names = list(self.domains)
-        weights = [self.domains[n].weight for n in names]
+        chosen = self.sampling_weights(step)
+        weights = [chosen[n] for n in names]
         slots = rng.choices(names, weights=weights, k=n_prompts)
         planned = {
             name: choose_cells(
@@ -130,26 +175,83 @@ class DomainMixture:
                 task, self.cell_cursors[key] = self.domains[name].training_task_in(cell, self.cell_cursors.get(key, 0))
                 self.rates[name].drawn(cell, step)
             else:
-                task, self.cursors[name] = self.domains[name].training_task(self.cursors[name])
+                task = self._next_item(name)
             tasks.append(task)
         return tasks
 
-    def observe(self, groups) -> dict[str, float]:
-        """Feed a step's groups (each with .task and .rewards) to the curriculum; returns its
-        pass-rate estimates per family and difficulty for the step's metrics ({} without one)."""
+    def _next_item(self, name: str) -> Task:
+        """The domain's next training item. Under the learnability policy an item whose last
+        group was solved by every sample or by none teaches nothing now: it is passed over, but
+        re-probed every `reprobe_every`-th time it comes up, in case the policy changed."""
+        domain, saturated = self.domains[name], self.saturated.setdefault(name, {})
+        for _ in range(len(domain.heldout) + domain.training_size):
+            task, self.cursors[name] = domain.training_task(self.cursors[name])
+            if self.policy.name != "learnability" or task.id not in saturated:
+                return task
+            saturated[task.id] += 1
+            if saturated[task.id] >= self.mixture_config.reprobe_every:
+                saturated[task.id] = 0
+                return task
+        return task  # every item looked saturated: take the next one anyway
+
+    def observe(self, groups, advantages=None, step: int | None = None) -> dict[str, float]:
+        """Feed a step's groups (each with .task and .rewards; `advantages`: groups x samples)
+        to the mixture policy and the curriculum; returns the step's metrics: per domain its
+        weight for the next step and its recent pass rate, and the curriculum's pass-rate
+        estimates per family and difficulty."""
+        metrics = self._observe_policy(groups, advantages, step)
         if not self.rates:
-            return {}
+            return metrics
         for group in groups:
             task = group.task
             rates = self.rates.get(task.domain)
             family, difficulty = task.metadata.get("family"), task.metadata.get("difficulty")
             if rates is not None and family is not None and difficulty is not None:
                 rates.add((family, int(difficulty)), [r.passed for r in group.rewards])
-        metrics = {}
         for name, rates in self.rates.items():
             prefix = "curriculum" if len(self.rates) == 1 else f"curriculum/{name}"
             metrics.update(rates.metrics(prefix))
         return metrics
+
+    def _observe_policy(self, groups, advantages, step: int | None) -> dict[str, float]:
+        for index, group in enumerate(groups):
+            rewards = group.rewards
+            row = [float(a) for a in advantages[index]] if advantages is not None else []
+            signal = sum(abs(a) for a in row) / len(row) if row else 0.0
+            rate = sum(r.passed for r in rewards) / max(len(rewards), 1)
+            self.policy.observe(group.task.domain, rate, signal)
+            saturated = self.saturated.setdefault(group.task.domain, {})
+            if rate in (0.0, 1.0):
+                saturated.setdefault(group.task.id, 0)
+            else:
+                saturated.pop(group.task.id, None)
+        shares = self.sampling_weights(step + 1 if step is not None else 0)
+        total = sum(shares.values()) or 1.0
+        metrics = {}
+        for name in self.domains:
+            metrics[f"mixture/{name}/weight"] = shares[name] / total
+            rate = self.policy.pass_rate(name)
+            if rate is not None:
+                metrics[f"mixture/{name}/pass_rate"] = rate
+        return metrics
+
+    def monitored_items(self, n: int) -> dict[str, list[Task]]:
+        """The fixed held-out subset the monitor evaluates: each domain's first `n` held-out items."""
+        return {name: d.heldout[:n] for name, d in self.domains.items()}
+
+    def after_evaluation(self, step: int, results: dict[str, list[bool]]) -> tuple[dict, list[Alarm], list[str]]:
+        """A monitoring evaluation's per-domain, per-item results -> (metrics: accuracy with its
+        Wilson 95% interval per domain, and the alarm count; the alarms; what the reaction did)."""
+        alarms = self.monitor.observe(step, results)
+        actions = self.reaction.on_recovered([d for d in self.reaction.boosts if not self.monitor.falling(d)])
+        actions += self.reaction.on_alarms(step, alarms)
+        metrics: dict[str, float] = {}
+        for name, items in sorted(results.items()):
+            low, high = wilson_interval(sum(items), len(items))
+            metrics[f"monitor/{name}/accuracy"] = sum(items) / max(len(items), 1)
+            metrics[f"monitor/{name}/ci_low"], metrics[f"monitor/{name}/ci_high"] = low, high
+        metrics["monitor/alarms"] = float(len(alarms))
+        return metrics, alarms, actions
 
     def heldout(self) -> list[Task]:
         return [task for d in self.domains.values() for task in d.heldout]
@@ -159,6 +261,10 @@ class DomainMixture:
             "cursors": dict(self.cursors),
             "cell_cursors": dict(self.cell_cursors),
             "pass_rates": {name: rates.state_dict() for name, rates in self.rates.items()},
+            "policy": {"name": self.policy.name, **self.policy.state_dict()},
+            "saturated": {name: dict(items) for name, items in self.saturated.items()},
+            "monitor": self.monitor.state_dict(),
+            "reaction": self.reaction.state_dict(),
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -170,3 +276,9 @@ class DomainMixture:
         for name, rates in state.get("pass_rates", {}).items():
             if name in self.rates:
                 self.rates[name].load_state_dict(rates)
+        if "policy" in state:  # a policy changed while the run went stays changed
+            self.policy = self._make_policy(state["policy"]["name"])
+            self.policy.load_state_dict(state["policy"])
+        self.saturated = {name: dict(items) for name, items in state.get("saturated", {}).items()}
+        self.monitor.load_state_dict(state.get("monitor", {}))
+        self.reaction.load_state_dict(state.get("reaction", {}))

@@ -15,8 +15,10 @@ a missing file, or a known key with a wrong type, is an error naming the file an
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +71,8 @@ class _Environment(_Section):
     memory_mb: int = Field(default=2048, gt=0)
     storage_mb: int = Field(default=10240, gt=0)
     allow_internet: bool = True  # Harbor's default
+    gpus: int = Field(default=0, ge=0)  # Harbor's; no sandbox here has a GPU, so a task needing one is refused
+    gpu_types: list[str] | None = None
 
     @classmethod
     def from_raw(cls, raw: dict) -> "_Environment":
@@ -100,10 +104,29 @@ class HarborTaskConfig(BaseModel):
         return _Environment.from_raw(value) if isinstance(value, dict) else value
 
     def unknown_keys(self) -> list[str]:
-        keys = [k for k in (self.model_extra or {})]
+        """Keys Harbor would ignore, each with the known key it most resembles (a typo like
+        memroy_mb would otherwise silently leave the default in force)."""
+        found = [_with_suggestion(k, type(self).model_fields) for k in (self.model_extra or {})]
         for name in ("verifier", "agent", "solution", "environment"):
-            keys += [f"{name}.{k}" for k in (getattr(self, name).model_extra or {})]
-        return sorted(keys)
+            section = getattr(self, name)
+            known = {**type(section).model_fields, **({"memory": 0, "storage": 0} if name == "environment" else {})}
+            found += [f"{name}.{_with_suggestion(k, known)}" for k in (section.model_extra or {})]
+        return sorted(found)
+
+
+def _with_suggestion(key: str, known) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
+    return f"{key} (did you mean {close[0]}?)" if close else key
+
+
+def unknown_key_warnings(tasks: list[Task]) -> list[str]:
+    """One line per task whose task.toml has keys this loader (and Harbor) would ignore."""
+    return [
+        f"{Path(t.metadata['task_dir']) / 'task.toml'}: unknown key {', '.join(t.metadata['unknown_keys'])}; "
+        "it is ignored, so the default applies"
+        for t in tasks
+        if t.metadata.get("unknown_keys")
+    ]
 
 
 def is_harbor_task(path: Path) -> bool:
@@ -129,6 +152,9 @@ def load_harbor_task(path: Path | str, domain: str | None = None) -> Task:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise HarborTaskError(f"{toml_path}: {where}: {first['msg']}") from exc
+    if config.environment.gpus:
+        raise HarborTaskError(f"{toml_path}: environment.gpus: the task needs {config.environment.gpus} GPU(s); "
+                              "posttrain's sandboxes have none")
     instruction = (root / "instruction.md").read_text().strip()
     if not instruction:
         raise HarborTaskError(f"{root / 'instruction.md'}: empty")
@@ -171,24 +197,71 @@ def load_harbor_task(path: Path | str, domain: str | None = None) -> Task:
     )
 
 
-def load_harbor_suite(root: Path | str, domain: str | None = None, tags: list[str] | None = None,
-                      names: list[str] | None = None) -> list[Task]:
-    """Every task directory directly under `root` (sorted by name), optionally only those with
-    all of `tags` or with a name in `names`. A directory that fails to load raises."""
+TASK_MARKERS = ("task.toml", "instruction.md", "tests")  # a directory with any of these is meant as a task
+
+
+@dataclass(frozen=True)
+class InvalidTask:
+    """A task directory that does not load, and why (the loader's message: file, key, reason)."""
+
+    name: str
+    reason: str
+
+
+@dataclass
+class SuiteScan:
+    tasks: list[Task]
+    invalid: list[InvalidTask]
+
+
+def scan_harbor_suite(
+    root: Path | str, domain: str | None = None, tags: list[str] | None = None, names: list[str] | None = None
+) -> SuiteScan:
+    """Every task directory directly under `root` (sorted by name; one that has task.toml,
+    instruction.md or tests/), optionally only those with all of `tags` or with a name in
+    `names`. A directory that fails to load is listed in `invalid` with its reason instead of
+    stopping the others; one whose task.toml does not parse is kept there even under `tags`."""
     base = Path(root)
     if is_harbor_task(base):
-        return [load_harbor_task(base, domain)]
+        return SuiteScan([load_harbor_task(base, domain)], [])
     if not base.is_dir():
         raise HarborTaskError(f"{base}: no such task directory")
-    dirs = [d for d in sorted(base.iterdir()) if d.is_dir() and (d / "task.toml").exists()]
+    dirs = [d for d in sorted(base.iterdir()) if d.is_dir() and any((d / m).exists() for m in TASK_MARKERS)]
     if names:  # only these are loaded: a broken neighbour does not stop them
         unknown = set(names) - {d.name for d in dirs}
         if unknown:
             raise HarborTaskError(f"{base}: no task named {', '.join(sorted(unknown))}")
         dirs = [d for d in dirs if d.name in names]
-    tasks = [load_harbor_task(d, domain) for d in dirs]
-    if tags:
-        tasks = [t for t in tasks if set(tags) <= set(t.metadata.get("tags") or [])]
-    if not tasks:
+    scan = SuiteScan([], [])
+    for directory in dirs:
+        try:
+            task = load_harbor_task(directory, domain)
+        except HarborTaskError as exc:
+            if not tags or _declared_tags(directory) is None or set(tags) <= _declared_tags(directory):
+                scan.invalid.append(InvalidTask(directory.name, str(exc)))
+            continue
+        if not tags or set(tags) <= set(task.metadata.get("tags") or []):
+            scan.tasks.append(task)
+    if not scan.tasks and not scan.invalid:
         raise HarborTaskError(f"{base}: no Harbor task directories" + (f" with tags {tags}" if tags else ""))
-    return tasks
+    return scan
+
+
+def _declared_tags(directory: Path) -> set[str] | None:
+    """The tags a task.toml declares; None when it cannot be read."""
+    try:
+        return set(tomllib.loads((directory / "task.toml").read_text()).get("metadata", {}).get("tags") or [])
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+        return None
+
+
+def load_harbor_suite(
+    root: Path | str, domain: str | None = None, tags: list[str] | None = None, names: list[str] | None = None
+) -> list[Task]:
+    """Like scan_harbor_suite, but a directory that fails to load raises (training's domains)."""
+    scan = scan_harbor_suite(root, domain, tags, names)
+    if scan.invalid:
+        first = scan.invalid[0]
+        more = f" ({len(scan.invalid) - 1} more task directories fail too)" if len(scan.invalid) > 1 else ""
+        raise HarborTaskError(f"{first.reason}{more}; `posttrain inspect` lists every one and why")
+    return scan.tasks

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import torch
 
@@ -64,38 +65,64 @@ class PolicyTrainer:
     def step(self, samples: list[TrainSample]) -> dict[str, float]:
         """One optimizer step (or `updates_per_batch` PPO epochs) over all samples."""
         started = time.perf_counter()
+        batch = self._prepare(samples)
+        stats: dict[str, float] = {}
+        for epoch in range(self.algo.updates_per_batch):
+            totals = self._accumulate_gradients(batch, first_epoch=epoch == 0)
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim_cfg.grad_clip)
+            self.optimizer.step()
+            self.scheduler.step()
+            if epoch == 0:
+                stats = totals.summary(batch.n_tokens)
+            stats["grad_norm"] = float(grad_norm)
+        stats["lr"] = self.scheduler.get_last_lr()[0]
+        stats["train_tokens"] = float(sum(s.length for s in samples))
+        # tokens each forward and backward pass did not run: a shared prefix once per micro-batch
+        stats["prefix_tokens_shared"] = float(
+            sum((len(mb) - 1) * p for mb, p in zip(batch.microbatches, batch.prefixes))
+        )
+        stats["train_time_s"] = time.perf_counter() - started
+        return stats
+
+    def loss_gradient(self, samples: list[TrainSample]) -> dict[str, torch.Tensor]:
+        """The gradient of the loss `step()` optimizes over `samples` (its first update, before
+        clipping), by parameter name, for the parameters that require grad: detached fp32 copies,
+        zeros for a parameter the loss does not reach. Nothing is updated: parameters, optimizer and
+        scheduler state are left as they were, and `.grad` is cleared (to None), so the next
+        `step()` is unaffected."""
+        self._accumulate_gradients(self._prepare(samples), first_epoch=True)
+        gradients = {
+            name: _fp32_copy(param.grad) if param.grad is not None else torch.zeros_like(param, dtype=torch.float32)
+            for name, param in self.model.named_parameters()
+            if param.requires_grad
+        }
+        self.optimizer.zero_grad(set_to_none=True)
+        return gradients
+
+    def _prepare(self, samples: list[TrainSample]) -> _Batch:
         microbatches = self._microbatches(samples)
         prefixes = [self._prefix_length(samples, mb) for mb in microbatches]
         n_tokens = sum(s.trained_tokens for s in samples)
         normalizer = float(n_tokens if self.algo.aggregation == "token_mean" else len(samples))
         if self.algo.loss == "gspo":  # GSPO averages per sequence by definition
             normalizer = float(len(samples))
-
         old_logprobs = None
         if self.algo.updates_per_batch > 1:
             old_logprobs = self._all_logprobs(samples, microbatches, prefixes, self.model)
         reference = None
         if self.algo.kl_coef > 0:
             reference = self._all_logprobs(samples, microbatches, prefixes, self.reference_model)
+        return _Batch(samples, microbatches, prefixes, n_tokens, normalizer, old_logprobs, reference)
 
-        stats: dict[str, float] = {}
-        for epoch in range(self.algo.updates_per_batch):
-            self.optimizer.zero_grad(set_to_none=True)
-            totals = _Totals()
-            for mb, prefix in zip(microbatches, prefixes):
-                self._microbatch(samples, mb, prefix, normalizer, old_logprobs, reference, totals, epoch == 0)
-            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim_cfg.grad_clip)
-            self.optimizer.step()
-            self.scheduler.step()
-            if epoch == 0:
-                stats = totals.summary(n_tokens)
-            stats["grad_norm"] = float(grad_norm)
-        stats["lr"] = self.scheduler.get_last_lr()[0]
-        stats["train_tokens"] = float(sum(s.length for s in samples))
-        # tokens each forward and backward pass did not run: a shared prefix once per micro-batch
-        stats["prefix_tokens_shared"] = float(sum((len(mb) - 1) * p for mb, p in zip(microbatches, prefixes)))
-        stats["train_time_s"] = time.perf_counter() - started
-        return stats
+    def _accumulate_gradients(self, batch: _Batch, first_epoch: bool) -> _Totals:
+        """Clears `.grad`, then backpropagates the loss micro-batch by micro-batch into it."""
+        self.optimizer.zero_grad(set_to_none=True)
+        totals = _Totals()
+        for mb, prefix in zip(batch.microbatches, batch.prefixes):
+            self._microbatch(
+                batch.samples, mb, prefix, batch.normalizer, batch.old_logprobs, batch.reference, totals, first_epoch
+            )
+        return totals
 
     def _batch_tensors(self, samples: list[TrainSample], indices: list[int]):
         ids, mask = pad_right([samples[i].prompt_ids + samples[i].completion_ids for i in indices], self.pad_id)
@@ -194,6 +221,23 @@ class PolicyTrainer:
                 nll_sum=loss_stats["nll"] * float(loss_mask.sum()) if "nll" in loss_stats else 0.0,
                 tis_sum=float(weights.sum()) if weights is not None else float(loss_mask.sum()),
             )
+
+
+@dataclass
+class _Batch:
+    """What every update over one batch shares: its micro-batches and the loss's fixed inputs."""
+
+    samples: list[TrainSample]
+    microbatches: list[list[int]]
+    prefixes: list[int]
+    n_tokens: int
+    normalizer: float
+    old_logprobs: dict[int, torch.Tensor] | None  # by sample index; None: the current logprobs, detached
+    reference: dict[int, torch.Tensor] | None  # the reference model's, for the KL term
+
+
+def _fp32_copy(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.detach().to(torch.float32, copy=True)
 
 
 def _first_completion_position(samples: list[TrainSample], indices: list[int]) -> int:

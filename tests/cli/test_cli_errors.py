@@ -53,3 +53,29 @@ def test_help_explains_train():
     result = run_cli("train", "--help")
     assert result.returncode == 0
     assert "--resume" in result.stdout and "summary.json" in result.stdout
+
+
+def test_every_config_error_is_listed_one_a_line(tmp_path):
+    config = tmp_path / "bad.toml"
+    config.write_text(GOOD + "[optim]\nlr = -1\n[train]\nstepz = 3\n")
+    result = run_cli("train", str(config), "--out", str(tmp_path / "run"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines == [
+        f"error: {config}: optim.lr: Input should be greater than 0",
+        f"error: {config}: train.stepz: unknown key",
+    ]
+
+
+def test_sandbox_run_without_a_command_says_where_it_goes():
+    line = one_error_line(run_cli("sandbox", "run", "--memory", "256"))
+    assert "give it after --" in line
+
+
+def test_version_and_plain_help():
+    version = run_cli("--version")
+    assert version.returncode == 0 and version.stdout.startswith("posttrain ")
+    help_text = run_cli("sft", "--help").stdout
+    assert "[sft] table" in help_text  # a config table's name is text, not rich markup
+    assert "<bool>" not in help_text and "--resume  " in help_text  # a flag takes no value
+    assert "[required]" in run_cli("inspect", "--help").stdout

@@ -2,6 +2,7 @@
 (tiny, untrained) policy."""
 
 import json
+import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -45,7 +46,7 @@ def test_cli_writes_report_quarantine_and_html(tmp_path):
     for name in ("ok-sum-bash", "broken-always-passes", "invalid-no-test-sh", "unhealthy-build-fails"):
         (suite / name).symlink_to(CORPUS / name)
     result = inspect(suite, "--out", tmp_path / "out", "--repeats", "2", "--no-cache")
-    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.returncode == 1, result.stderr[-2000:]  # tasks were quarantined
     summary = json.loads(result.stdout[result.stdout.index("{") :])
     assert summary["quarantined"] == 3 and summary["verdicts"] == {
         "ok": 1,
@@ -125,3 +126,16 @@ def test_apply_signal_marks_too_easy_and_keeps_the_rest():
     apply_signal(reports, {"easy": (4, 4), "fine": (1, 4)})
     assert (reports[0].verdict, reports[1].verdict) == ("no_signal", "ok")
     assert "too easy" in reports[0].reason and reports[1].pass_rate == 0.25
+
+
+def test_a_misspelt_task_toml_key_makes_the_task_invalid(tmp_path):
+    suite = tmp_path / "suite"
+    shutil.copytree(CORPUS / "ok-sum-bash", suite / "typo")
+    toml = suite / "typo" / "task.toml"
+    toml.write_text(toml.read_text().replace("memory_mb", "memroy_mb"))
+    assert "memroy_mb" in toml.read_text()
+    result = inspect(suite, "--out", tmp_path / "out", "--no-cache")
+    assert result.returncode == 1, result.stderr[-2000:]
+    (task,) = json.loads((tmp_path / "out" / "report.json").read_text())["tasks"]
+    assert task["verdict"] == "invalid"
+    assert "unknown key environment.memroy_mb (did you mean memory_mb?)" in task["reason"]

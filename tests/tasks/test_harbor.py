@@ -44,8 +44,12 @@ gpus = 0
     assert task.limits.cpus == 2 and task.limits.memory_mb == 2048
     assert task.environment.allow_network is False and task.environment.dockerfile_dir.endswith("demo/environment")
     assert task.metadata["verifier_env"] == {"TOKEN": "x"} and task.metadata["storage_mb"] == 512
-    assert task.metadata["unknown_keys"] == ["environment.gpus"]  # kept and reported, as Harbor ignores them
+    assert "unknown_keys" not in task.metadata  # gpus = 0 is Harbor's own key
     assert task.solution is None  # no solution/solve.sh
+    typo = load_harbor_task(make_task(tmp_path / "typo", toml.replace("storage_mb", "storgae_mb")))
+    assert typo.metadata["unknown_keys"] == ["environment.storgae_mb (did you mean storage_mb?)"]
+    with pytest.raises(HarborTaskError, match="environment.gpus: the task needs 1 GPU"):
+        load_harbor_task(make_task(tmp_path / "gpu", toml.replace("gpus = 0", "gpus = 1")))
 
 
 @pytest.mark.parametrize("breakage, where", [

@@ -344,15 +344,22 @@ def _load_eval(path: Path) -> EvalResult | None:
 
 def sft(config_path: Path | None, out: Path, resume: bool = False, console=None) -> dict:
     """`posttrain sft CONFIG --out DIR [--resume]`: only the warm start, into DIR."""
-    from posttrain.models.loading import load_tokenizer
-    from posttrain.pipeline.build import build_mixture
-    from posttrain.pipeline.training_run import prepare_run, set_torch_threads_and_seed
+    from posttrain.pipeline.training_run import check_run
 
-    run = prepare_run(config_path, out, resume)
-    if run.config.sft is None:
-        raise PosttrainError(f"{config_path or run.run_dir.config}: no [sft] table; posttrain sft needs one")
+    return sft_checked(check_run(config_path, out, resume, needs_sft=True), console=console)
+
+
+def sft_checked(checked, console=None) -> dict:
+    """`sft` after `check_run` passed (a CheckedRun): from here on DIR is written."""
+    from posttrain.console import line_printer
+    from posttrain.models.loading import load_tokenizer
+    from posttrain.pipeline.training_run import set_torch_threads_and_seed, start_run
+
+    run = checked.run
+    out, resume = run.run_dir.root, run.resume
+    start_run(run)
     set_torch_threads_and_seed(run.config)
-    mixture = build_mixture(run.config, run.config_dir, quality_dir=out / "quality")
+    mixture = checked.gated(line_printer(console))
     tokenizer = load_tokenizer(run.config.model.name)
     outcome = run_sft_stage(run.config, out, mixture, tokenizer, run.config_dir, resume=resume, console=console)
     summary = {
