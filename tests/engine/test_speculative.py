@@ -109,7 +109,7 @@ def test_speculation_follows_the_measured_rates_per_batch_size():
 def test_greedy_output_equals_standard_token_for_token(smollm):
     model, tokenizer = smollm
     prompts = _prompts(tokenizer)
-    params = SamplingParams(temperature=0, max_tokens=32)
+    params = SamplingParams(temperature=0, max_tokens=24)
     outputs = {}
     for speculative in (False, True):
         engine = BuiltinEngine(copy.deepcopy(model), tokenizer, speculative=speculative)
@@ -122,7 +122,7 @@ def test_greedy_output_equals_standard_token_for_token(smollm):
     if expects_bit_equality(model):
         assert [c.logprobs for c in fast] == [c.logprobs for c in standard]
     stats = outputs[True][1]
-    assert stats.accepted_draft_tokens > 20 and 0 < stats.acceptance_rate <= 1
+    assert stats.accepted_draft_tokens > 15 and 0 < stats.acceptance_rate <= 1
 
 
 @pytest.mark.slow
