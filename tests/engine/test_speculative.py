@@ -149,3 +149,21 @@ def test_rollouts_with_speculation_have_zero_logprob_mismatch(smollm):
         assert stats["logprob_mismatch_max"] == 0.0
     else:
         assert stats["logprob_mismatch_max"] < 1e-4
+
+
+@pytest.mark.parametrize("decode_cache_bytes", [None, 0], ids=["decode-cache", "gather"])
+def test_tiny_model_greedy_equality_on_both_decode_paths(tiny_model, tokenizer, decode_cache_bytes):
+    """Draft queries ride the decode fast path (DecodeCache rows) or, where it declines, the
+    prefill path: the same tokens and logprobs as plain decoding either way."""
+    prompts = [[5, 6, 7, 8] * 6, [9, 10, 11] * 5, [12, 13] * 9]
+    params = SamplingParams(temperature=0, max_tokens=40)
+    requests = [GenerationRequest(str(i), p, params) for i, p in enumerate(prompts)]
+    standard = BuiltinEngine(copy.deepcopy(tiny_model), tokenizer).generate(requests)
+    engine = BuiltinEngine(
+        copy.deepcopy(tiny_model), tokenizer, speculative=True, decode_cache_bytes=decode_cache_bytes
+    )
+    fast = engine.generate(requests)
+    assert engine.stats.accepted_draft_tokens > 0
+    assert [c.token_ids for c in fast] == [c.token_ids for c in standard]
+    if expects_bit_equality(tiny_model):
+        assert [c.logprobs for c in fast] == [c.logprobs for c in standard]
