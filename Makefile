@@ -4,7 +4,7 @@ RUN_DIR ?= runs/quickstart
 CONFIG ?= examples/quickstart.toml
 AGENT_RUN_DIR ?= runs/agent_quickstart
 
-.PHONY: setup run run-agent lint test test-fast bench bench-pipeline bench-engines clean
+.PHONY: setup run run-agent lint test test-fast bench bench-pipeline bench-engines bench-serve clean
 
 setup:
 	@bash scripts/setup_env.sh
@@ -44,6 +44,10 @@ bench-pipeline: setup
 bench-engines:
 	POSTTRAIN_VENV=.venv-vllm POSTTRAIN_EXTRAS=vllm bash scripts/setup_env.sh
 	VLLM_CPU_KVCACHE_SPACE=2 .venv-vllm/bin/posttrain engine bench --out docs/engine_bench_vllm.json
+
+# The standard and fast serving variants over HTTP, a fresh server per cell (docs/serving.md).
+bench-serve: setup
+	OMP_NUM_THREADS=1 .venv/bin/posttrain serve bench --out docs/serve_bench.json
 
 clean:
 	rm -rf runs .pytest_cache
