@@ -183,6 +183,11 @@ def _register_subcommands() -> None:
     from posttrain.quality.cli import inspect_command
 
     app.command("inspect", short_help="The quality gate: check tasks and quarantine the bad ones.")(inspect_command)
+    from posttrain.dashboard.cli import dashboard_command
+
+    app.command("dashboard", short_help="A web dashboard over run, eval and inspect directories: curves, tokens.")(
+        dashboard_command
+    )
 
 
 _register_subcommands()

@@ -1,0 +1,92 @@
+"""Real directories for the dashboard's tests, made once per session by the real commands:
+a 2-step training run of tiny-llama with the per-domain monitor on, an oracle eval of one
+terminal task, and an inspection of it; and a dashboard server over them on a free port."""
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.request import urlopen
+
+import pytest
+
+from tests.conftest import write_tiny_config
+
+ROOT = Path(__file__).resolve().parents[2]
+TASK = ROOT / "tasks" / "terminal" / "count-lines"
+MONITOR = "\n[monitor]\nevery = 1\nitems = 4\n"
+
+
+def _posttrain(*args) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "posttrain.cli", *map(str, args)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)},
+    )
+
+
+@pytest.fixture(scope="session")
+def directories(tmp_path_factory):
+    """{"run", "eval", "inspect"}: the three made side by side (their commands run at once)."""
+    base = tmp_path_factory.mktemp("dashboard")
+    config = write_tiny_config(base, steps=2, checkpoint_every=2)
+    config.write_text(config.read_text() + MONITOR)
+    made = {"run": base / "run", "eval": base / "eval", "inspect": base / "inspect"}
+    commands = [
+        _posttrain("train", config, "--out", made["run"]),
+        _posttrain("eval", "--tasks", TASK, "--agent", "oracle", "--out", made["eval"], "--concurrency", "1"),
+        _posttrain("inspect", TASK, "--out", made["inspect"], "--repeats", "1", "--min-repeats", "1"),
+    ]
+    for command in commands:
+        _, err = command.communicate(timeout=300)
+        assert command.returncode in (0, 1), err[-3000:]  # inspect exits 1 when it quarantines
+    assert (made["run"] / "summary.json").is_file() and (made["eval"] / "summary.json").is_file()
+    assert (made["inspect"] / "report.json").is_file()
+    return made
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """uvicorn serving create_app(paths) in a thread of this process."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        import uvicorn
+
+        from posttrain.dashboard.app import create_app
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.server = uvicorn.Server(uvicorn.Config(create_app(paths), port=self.port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> "Server":
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                urlopen(self.url + "/api/directories", timeout=2).read()
+                return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the dashboard did not start")
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def server(directories):
+    with Server([directories["run"], directories["eval"], directories["inspect"]]) as running:
+        yield running
