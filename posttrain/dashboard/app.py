@@ -27,6 +27,7 @@ from posttrain.dashboard.trajectory_queries import SampleFilter, TrajectoryQueri
 STATIC = Path(__file__).parent / "static"
 PAGES = (
     "/",
+    "/compare",
     "/run/{index}",
     "/run/{index}/samples",
     "/run/{index}/sample/{sample_id}",

@@ -60,15 +60,21 @@ async function runsPage() {
       progress = `${fmt(d.summary.n_tasks)} tasks`;
       results = `${fmt(d.summary.quarantined)} quarantined`;
     }
+    const pick = d.kind === "run" ? h("input", { type: "checkbox", class: "compare-pick", value: d.index, onclick: (e) => e.stopPropagation() }) : "";
     return h("tr", { class: "clickable run-row", "data-index": d.index, onclick: () => (location.href = href) },
-      h("td", {}, h("a", { href }, d.name)), h("td", {}, d.kind),
+      h("td", {}, pick), h("td", {}, h("a", { href }, d.name)), h("td", {}, d.kind),
       h("td", {}, h("span", { class: `status ${d.status}` }, d.status)),
       h("td", {}, progress), h("td", {}, d.model || (d.settings && d.settings.model) || ""),
       h("td", {}, (d.domains || []).join(", ")), h("td", {}, results));
   });
   showProblems(dirs.flatMap((d) => d.problems.map((p) => `${d.name}: ${p}`)));
+  const compare = h("button", { id: "compare", onclick: () => {
+    const picked = [...document.querySelectorAll(".compare-pick:checked")].map((c) => c.value);
+    if (picked.length) location.href = `/compare?runs=${picked.join(",")}`;
+  } }, "compare the ticked runs");
   main.replaceChildren(h("h2", {}, "Directories"),
-    h("table", { id: "runs" }, h("tr", {}, ...["name", "kind", "status", "progress", "model", "domains", "results"].map((t) => h("th", {}, t))), rows));
+    h("table", { id: "runs" }, h("tr", {}, ...["", "name", "kind", "status", "progress", "model", "domains", "results"].map((t) => h("th", {}, t))), rows),
+    h("p", {}, compare));
   if (dirs.some((d) => d.status === "live")) pollTimer = setTimeout(runsPage, POLL_MS * 2);
 }
 
@@ -101,6 +107,8 @@ function alarmPlugin(alarmSteps) {
   };
 }
 
+const STEP_TICKS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000];
+
 function makeChart(el, panel, data, alarmSteps, onStep) {
   const ci = (k) => /\/ci_(low|high)$/.test(k);
   const series = [{ label: "step" }, ...panel.keys.map((k) => ({
@@ -112,7 +120,7 @@ function makeChart(el, panel, data, alarmSteps, onStep) {
   }));
   const opts = {
     title: panel.title, width: Math.max(420, el.clientWidth - 10), height: 230, series, bands,
-    scales: { x: { time: false } }, axes: [{ label: "step" }, {}], plugins: [alarmPlugin(alarmSteps)],
+    scales: { x: { time: false } }, axes: [{ label: "step", incrs: STEP_TICKS }, {}], plugins: [alarmPlugin(alarmSteps)],
     legend: { live: true },
   };
   const u = new uPlot(opts, [data.steps, ...panel.keys.map((k) => data.values[k])], el);
@@ -135,7 +143,7 @@ async function curvesPage(index) {
   const alarmsBox = h("div", { id: "alarms" });
   const charts = h("div", { class: "charts", id: "charts" });
   const latest = h("table", { class: "kv", id: "latest" });
-  main.replaceChildren(header, alarmsBox, charts, h("h3", {}, "Latest step"), latest);
+  main.replaceChildren(header, alarmsBox, charts, h("details", { open: "open" }, h("summary", {}, "Latest step: every value"), latest));
 
   let state = null; // {keys, data, alarms, plots}
   const openStep = (step) => (location.href = `/run/${index}/samples?step=${step}`);
@@ -182,6 +190,33 @@ async function curvesPage(index) {
     if (m.status === "live") pollTimer = setTimeout(poll, POLL_MS);
   }
   await poll();
+}
+
+// several runs overlaid: each panel of any run, with each run's series under its name
+async function comparePage() {
+  const indices = (new URLSearchParams(location.search).get("runs") || "").split(",").filter((x) => x !== "");
+  const runs = await Promise.all(indices.map(async (i) => ({ overview: await api(`/api/directories/${i}`), metrics: await api(`/api/runs/${i}/metrics`) })));
+  crumbs(["compare " + runs.map((r) => r.overview.name).join(", "), null]);
+  showProblems(runs.flatMap((r) => r.metrics.problems.map((p) => `${r.overview.name}: ${p}`)));
+  const titles = [...new Set(runs.flatMap((r) => r.metrics.panels.map((p) => p.title)))];
+  const charts = h("div", { class: "charts", id: "charts" });
+  main.replaceChildren(h("h2", {}, "Compare runs"), charts);
+  for (const title of titles) {
+    const parts = runs.map((r) => ({ name: r.overview.name, panel: r.metrics.panels.find((p) => p.title === title), m: r.metrics }))
+      .filter((x) => x.panel);
+    const tables = parts.map((x) => [x.m.steps, ...x.panel.keys.map((k) => x.m.values[k])]);
+    const joined = uPlot.join(tables);
+    const keys = parts.flatMap((x) => x.panel.keys.map((k) => `${x.name}: ${k}`));
+    const el = h("div", { class: "chart", "data-title": title });
+    charts.append(el);
+    const dashes = [undefined, [6, 3], [2, 2], [8, 2, 2, 2]];
+    const series = [{ label: "step" }, ...parts.flatMap((x, run) => x.panel.keys.map((k) => ({
+      label: `${x.name}: ${k}`, stroke: colourFor(k), dash: dashes[run % dashes.length], width: 1.5, spanGaps: true,
+    })))];
+    new uPlot({ title, width: Math.max(420, el.clientWidth - 10), height: 230, series, scales: { x: { time: false } },
+      axes: [{ label: "step", incrs: STEP_TICKS }, {}] }, joined, el);
+    el.dataset.series = String(keys.length);
+  }
 }
 
 // ---- trajectories ----------------------------------------------------------------------
@@ -368,6 +403,7 @@ async function inspectPage(index) {
 
 const ROUTES = [
   [/^\/$/, () => runsPage()],
+  [/^\/compare$/, () => comparePage()],
   [/^\/run\/(\d+)$/, (m) => curvesPage(m[1])],
   [/^\/run\/(\d+)\/samples$/, (m) => samplesPage(m[1])],
   [/^\/run\/(\d+)\/sample\/(\d+)$/, (m) => samplePage(m[1], m[2])],
