@@ -4,7 +4,7 @@ episodes' token streams with a mask that keeps only the model's own tokens."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from posttrain.agent.loop import AgentConfig, run_episodes
 from posttrain.agent.policies import ModelPolicy
@@ -56,8 +56,10 @@ class EpisodeGroup:
             first = segments[0] if segments else None
             details = trajectory.to_dict()
             details.pop("turns")
+            # asdict, not vars: a turn's tool calls are dataclasses too, and stored as JSON objects
+            # (vars left them to json.dumps(default=str), which stored their repr strings)
             details["turns"] = [
-                {k: v for k, v in vars(t).items() if k not in ("prompt_ids",)} for t in trajectory.turns
+                {k: v for k, v in asdict(t).items() if k not in ("prompt_ids",)} for t in trajectory.turns
             ]
             yield {
                 "task_id": self.task.id,

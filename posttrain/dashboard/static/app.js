@@ -325,7 +325,7 @@ function turnsView(turns) {
   return turns.map((t) => h("div", { class: "turn" },
     h("h3", {}, `turn ${t.index}`, t.snapshot_id ? ` · snapshot ${t.snapshot_id}` : "", t.restored_snapshot ? ` · rolled back to ${t.restored_snapshot}` : ""),
     t.tokens ? colouredTokens(t.tokens, null) : h("pre", {}, t.text),
-    ...t.tool_calls.map((c) => h("div", { class: `toolcall${c.error ? " error" : ""}` },
+    ...t.tool_calls.map((c) => typeof c === "string" ? h("pre", { class: "toolcall" }, c) : h("div", { class: `toolcall${c.error ? " error" : ""}` },
       h("b", {}, `tool ${c.name}`), ` exit ${fmt(c.exit_code)}`, c.error ? ` · error ${c.error}` : "",
       c.attempts > 1 ? ` · ${c.attempts} attempts` : "", c.fallback ? ` · fallback ${c.fallback}` : "",
       h("pre", { class: "arguments" }, typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments, null, 1)),
@@ -347,7 +347,7 @@ async function samplePage(index, sampleId) {
       ["reward", s.reward], ["passed", s.passed], ["advantage", s.advantage], ["finish", s.finish_reason]]),
     h("h3", {}, "Prompt"), h("pre", { id: "prompt" }, s.prompt),
     h("h3", {}, s.turns ? "First training sequence" : "Completion"), colouredTokens(s.tokens, s.advantage),
-    s.turns ? [h("h3", {}, "Episode"), ...turnsView(s.turns)] : [],
+    ...(s.turns ? [h("h3", {}, "Episode"), ...turnsView(s.turns)] : []),
     h("h3", {}, "Verifier"), h("pre", {}, JSON.stringify(s.details, null, 1)));
 }
 
