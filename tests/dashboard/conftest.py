@@ -2,6 +2,7 @@
 a 2-step training run of tiny-llama with the per-domain monitor on, an oracle eval of one
 terminal task, and an inspection of it; and a dashboard server over them on a free port."""
 
+import json
 import os
 import socket
 import subprocess
@@ -84,6 +85,23 @@ class Server:
     def __exit__(self, *exc) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    playwright = pytest.importorskip("playwright.sync_api")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("Debian's chromium is not installed (make setup installs it as root)")
+    with playwright.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+def get(server, path):
+    """The JSON of one endpoint."""
+    with urlopen(server.url + path, timeout=30) as response:
+        return json.loads(response.read())
 
 
 @pytest.fixture(scope="session")

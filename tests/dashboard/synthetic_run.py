@@ -1,10 +1,11 @@
 """A run directory the size the issue names (1,000 steps, 100,000 samples), written with the
-real TrajectoryStore and metrics sink; the values are made up, the files are the real ones."""
+real TrajectoryStore; the values are made up, the files are the real ones. metrics.jsonl is
+written in one go (the real sink fsyncs each record: 1,000 fsyncs would be most of the time)."""
 
+import json
 import random
 from pathlib import Path
 
-from posttrain.observe.metrics import JsonlMetricsSink
 from posttrain.observe.trajectory_store import TrajectoryStore
 
 DOMAINS = ("add", "count", "terminal")
@@ -15,7 +16,7 @@ def write_synthetic_run(root: Path, steps: int = 1000, samples_per_step: int = 1
     (root / "config.toml").write_text(f'[model]\nname = "tiny-llama"\n\n[train]\nsteps = {steps}\n')
     rng = random.Random(0)
     store = TrajectoryStore(root / "trajectories.sqlite")
-    metrics = JsonlMetricsSink(root / "metrics.jsonl")
+    records = []
     prompt = list(range(1, 65))
     for step in range(1, steps + 1):
         rows = []
@@ -40,7 +41,7 @@ def write_synthetic_run(root: Path, steps: int = 1000, samples_per_step: int = 1
                 }
             )
         store.add_groups(step, "train", rows)
-        metrics.write({"step": step, "loss": rng.random(), "reward_mean": 0.3, "kl": 0.01 * step})
+        records.append({"step": step, "loss": rng.random(), "reward_mean": 0.3, "kl": 0.01 * step})
     store.close()
-    metrics.close()
+    (root / "metrics.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
     return root

@@ -11,9 +11,7 @@ from posttrain.observe.trajectory_store import TrajectoryStore
 from posttrain.pipeline.terminal_rollout import EpisodeGroup
 from posttrain.tasks.harbor import load_harbor_task
 from posttrain.tasks.records import Reward
-from tests.dashboard.conftest import TASK, Server
-from tests.dashboard.test_api import get
-from tests.dashboard.test_browser import browser  # noqa: F401  (the fixture)
+from tests.dashboard.conftest import TASK, Server, get
 
 
 def stored_episode(eval_dir, run_dir):

@@ -9,12 +9,7 @@ from urllib.request import urlopen
 
 import pytest
 
-from tests.dashboard.conftest import Server
-
-
-def get(server, path):
-    with urlopen(server.url + path, timeout=30) as response:
-        return json.loads(response.read())
+from tests.dashboard.conftest import Server, get
 
 
 def status_of(server, path) -> tuple[int, str]:

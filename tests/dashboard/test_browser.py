@@ -6,22 +6,10 @@ calls, an inspection, and a new step appearing on an open page without a reload.
 import json
 import shutil
 import sqlite3
-from pathlib import Path
 
 import pytest
 
 from tests.dashboard.conftest import Server
-
-
-@pytest.fixture(scope="module")
-def browser():
-    playwright = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("Debian's chromium is not installed (make setup installs it as root)")
-    with playwright.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-        yield launched
-        launched.close()
 
 
 @pytest.fixture
