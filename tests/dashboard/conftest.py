@@ -4,16 +4,14 @@ terminal task, and an inspection of it; and a dashboard server over them on a fr
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 from urllib.request import urlopen
 
 import pytest
 
+from tests.benchmarks.scripts import load_script
 from tests.conftest import write_tiny_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,39 +50,8 @@ def directories(tmp_path_factory):
     return made
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """uvicorn serving create_app(paths) in a thread of this process."""
-
-    def __init__(self, paths: list[Path]) -> None:
-        import uvicorn
-
-        from posttrain.dashboard.app import create_app
-
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(uvicorn.Config(create_app(paths), port=self.port, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> "Server":
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                urlopen(self.url + "/api/directories", timeout=2).read()
-                return self
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("the dashboard did not start")
-
-    def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
+# uvicorn serving create_app(paths) in a thread of this process, on a free port
+Server = load_script("dashboard_load").ServedDashboard
 
 
 @pytest.fixture(scope="session")
