@@ -1,6 +1,6 @@
 """Real directories for the dashboard's tests, made once per session by the real commands:
-a 2-step training run of tiny-llama with the per-domain monitor on, an oracle eval of one
-terminal task, and an inspection of it; and a dashboard server over them on a free port."""
+a 2-step training run of tiny-llama with the per-domain monitor and TensorBoard on, an oracle
+eval of one terminal task, and an inspection of it; and a dashboard server over them."""
 
 import json
 import os
@@ -16,7 +16,7 @@ from tests.conftest import write_tiny_config
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "tasks" / "terminal" / "count-lines"
-MONITOR = "\n[monitor]\nevery = 1\nitems = 4\n"
+EXTRA_CONFIG = '\n[monitor]\nevery = 1\nitems = 4\n\n[logging]\nreport_to = ["tensorboard"]\n'
 
 
 def _posttrain(*args) -> subprocess.Popen:
@@ -35,7 +35,7 @@ def directories(tmp_path_factory):
     """{"run", "eval", "inspect"}: the three made side by side (their commands run at once)."""
     base = tmp_path_factory.mktemp("dashboard")
     config = write_tiny_config(base, steps=2, checkpoint_every=2)
-    config.write_text(config.read_text() + MONITOR)
+    config.write_text(config.read_text() + EXTRA_CONFIG)
     made = {"run": base / "run", "eval": base / "eval", "inspect": base / "inspect"}
     commands = [
         _posttrain("train", config, "--out", made["run"]),
