@@ -8,11 +8,12 @@ columns; token ids and logprobs are read for one sample at a time."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from posttrain.observe.trajectory_store import open_read_only, stored_sample
 
 PAGE_SIZE_MAX = 200
 
@@ -59,9 +60,7 @@ class TrajectoryQueries:
         return self.path.is_file()
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
-        db.row_factory = sqlite3.Row
-        return db
+        return open_read_only(self.path)
 
     def steps(self) -> list[dict[str, int]]:
         """Each step with its number of samples (read from the step index alone)."""
@@ -91,13 +90,7 @@ class TrajectoryQueries:
             return None
         with self._connect() as db:
             row = db.execute("SELECT * FROM trajectories WHERE id = ?", (sample_id,)).fetchone()
-        if row is None:
-            return None
-        sample = dict(row)
-        for key in ("prompt_token_ids", "completion_token_ids", "logprobs", "details"):
-            sample[key] = json.loads(sample[key])
-        sample["passed"] = bool(sample["passed"])
-        return sample
+        return None if row is None else stored_sample(row)
 
 
 def _list_row(row: sqlite3.Row) -> dict[str, Any]:
