@@ -2,9 +2,9 @@
 agent episode, its turns with their tool calls.
 
 Token values are parallel lists (one entry per completion token): `engine_logprob` (what the
-engine sampled with), `trainer_logprob` and `difference` (trainer - engine) when the sample
-stores the trainer's, `policy_version`. The advantage is one number per sample (the group's
-baseline is per sequence), given once."""
+engine sampled with), `policy_version`, and where a sample's details store them (the pipeline
+does not yet), `trainer_logprob` with `difference` (trainer - engine) and `entropy`. The
+advantage is one number per sample (the group's baseline is per sequence), given once."""
 
 from __future__ import annotations
 
@@ -14,7 +14,12 @@ from posttrain.dashboard.token_text import TokenTexts
 
 
 def token_columns(
-    ids: list[int], engine: list[float], versions: list[int], texts: TokenTexts, trainer: list[float] | None = None
+    ids: list[int],
+    engine: list[float],
+    versions: list[int],
+    texts: TokenTexts,
+    trainer: list[float] | None = None,
+    entropy: list[float] | None = None,
 ) -> dict[str, Any]:
     columns: dict[str, Any] = {
         "id": ids,
@@ -25,6 +30,8 @@ def token_columns(
     if trainer is not None and len(trainer) == len(engine):
         columns["trainer_logprob"] = trainer
         columns["difference"] = [t - e for t, e in zip(trainer, engine, strict=True)]
+    if entropy is not None and len(entropy) == len(engine):
+        columns["entropy"] = entropy
     return columns
 
 
@@ -50,10 +57,15 @@ def sample_view(sample: dict[str, Any], texts: TokenTexts) -> dict[str, Any]:
     }
     view["prompt"] = texts.text(sample["prompt_token_ids"])
     view["tokens"] = token_columns(
-        ids, sample["logprobs"], [sample["policy_version"]] * len(ids), texts, details.get("trainer_logprobs")
+        ids,
+        sample["logprobs"],
+        [sample["policy_version"]] * len(ids),
+        texts,
+        details.get("trainer_logprobs"),
+        details.get("entropy"),
     )
     turns = details.get("turns") if isinstance(details.get("turns"), list) else None
-    view["details"] = {k: v for k, v in details.items() if k != "turns"}
+    view["details"] = {k: v for k, v in details.items() if k not in ("turns", "trainer_logprobs", "entropy")}
     view["turns"] = episode_turns(turns, texts) if turns else None
     return view
 

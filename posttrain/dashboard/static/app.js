@@ -280,6 +280,7 @@ const COLOURINGS = {
   engine_logprob: (v) => `hsl(${Math.round(120 * Math.exp(v))}, 75%, 78%)`,
   difference: (v) => signed(v, 0.05),
   advantage: (v) => signed(v, 2),
+  entropy: (v) => `hsl(280, 70%, ${Math.round(95 - 45 * Math.min(1, v / 4))}%)`,
   policy_version: (v, max) => `hsl(210, 70%, ${Math.round(95 - 40 * (max ? v / max : 0))}%)`,
 };
 function signed(v, scale) {
@@ -296,6 +297,7 @@ function tokenView(tokens, advantage, mode) {
   tokens.text.forEach((text, i) => {
     const values = { engine_logprob: tokens.engine_logprob[i], policy_version: tokens.policy_version[i], advantage };
     if (tokens.trainer_logprob) Object.assign(values, { trainer_logprob: tokens.trainer_logprob[i], difference: tokens.difference[i] });
+    if (tokens.entropy) values.entropy = tokens.entropy[i];
     const v = values[mode];
     const hover = `token ${tokens.id[i]} ${JSON.stringify(text)}\n` + Object.entries(values).map(([k, x]) => `${k}: ${fmt(x, 5)}`).join("\n");
     const span = h("span", {
@@ -313,7 +315,8 @@ function tokenView(tokens, advantage, mode) {
 }
 
 function colouredTokens(tokens, advantage) {
-  const modes = ["engine_logprob", ...(tokens.trainer_logprob ? ["difference"] : []), "advantage", "policy_version"];
+  const modes = ["engine_logprob", ...(tokens.trainer_logprob ? ["difference"] : []), ...(tokens.entropy ? ["entropy"] : []),
+    "advantage", "policy_version"];
   const select = h("select", { class: "colour-by" }, ...modes.map((m) => h("option", { value: m }, m)));
   const holder = h("div", {}, tokenView(tokens, advantage, modes[0]));
   select.onchange = () => holder.replaceChildren(tokenView(tokens, advantage, select.value));

@@ -1,7 +1,8 @@
-"""An agent episode stored by training (EpisodeGroup.store_rows into trajectories.sqlite)
-opens as its turns: the model's tokens coloured, the tool calls with their results, snapshots.
-The episode is the oracle's from the real eval run, its first reply given token ids and
-logprobs as a model's would have (the oracle generates none)."""
+"""Samples as the store holds them, shown down to the token: an agent episode stored by training
+(EpisodeGroup.store_rows) opens as its turns, with the model's tokens coloured, the tool calls
+with their results, snapshots; the episode is the oracle's from the real eval run, its first
+reply given token ids and logprobs as a model's would have (the oracle generates none). A
+sample whose details hold the trainer's logprobs and entropy is coloured by either."""
 
 import json
 
@@ -53,4 +54,43 @@ def test_a_stored_agent_episode_shows_its_turns_tool_calls_and_tokens(directorie
         assert page.locator(".turn").first.locator(".tok").count() == len(turns[0].completion_ids)
         assert "tool bash" in page.locator(".turn .toolcall").first.inner_text()
         assert "solve.sh" in page.locator(".turn .toolcall .arguments").first.inner_text()
+        page.close()
+
+
+def test_stored_trainer_logprobs_and_entropy_colour_the_tokens_by_their_difference(tmp_path, browser):
+    run = tmp_path / "with-trainer"
+    run.mkdir()
+    (run / "config.toml").write_text('[model]\nname = "tiny-llama"\n')
+    engine, trainer, entropy = [-0.5, -2.0, -0.1], [-0.5, -1.5, -0.3], [0.2, 3.5, 1.0]
+    store = TrajectoryStore(run / "trajectories.sqlite")
+    row = {
+        "task_id": "add/1",
+        "domain": "add",
+        "sample_index": 0,
+        "policy_version": 2,
+        "prompt_token_ids": [1, 2],
+        "completion_token_ids": [28, 29, 30],
+        "logprobs": engine,
+        "text": "=>?",
+        "finish_reason": "stop",
+        "reward": 1.0,
+        "passed": True,
+        "details": {"trainer_logprobs": trainer, "entropy": entropy, "expected": "3"},
+        "advantage": 1.0,
+    }
+    store.add_groups(1, "train", [row])
+    store.close()
+    with Server([run]) as server:
+        tokens = get(server, "/api/runs/0/samples/1")["tokens"]
+        assert tokens["difference"] == [t - e for t, e in zip(trainer, engine, strict=True)]
+        assert tokens["entropy"] == entropy and tokens["trainer_logprob"] == trainer
+        page = browser.new_page()
+        page.goto(server.url + "/run/0/sample/1")
+        page.wait_for_selector(".tokens .tok")
+        page.locator("select.colour-by").select_option("difference")
+        second = page.locator(".tokens .tok").nth(1)
+        assert "rgba(40, 90, 220" in second.get_attribute("style")  # trainer above engine: blue
+        second.hover()
+        tip = page.locator("#tip").inner_text()
+        assert "difference: 0.5" in tip and "entropy: 3.5" in tip and "trainer_logprob: -1.5" in tip
         page.close()
