@@ -80,11 +80,14 @@ def test_a_step_written_while_the_page_is_open_appears_without_a_reload(director
     run.mkdir()
     shutil.copy(directories["run"] / "config.toml", run / "config.toml")
     lines = (directories["run"] / "metrics.jsonl").read_text().splitlines()
-    (run / "metrics.jsonl").write_text(lines[0] + "\n")
-    with Server([run]) as server:
+    with Server([run]) as server:  # a run that has started and recorded nothing yet
         open_page(page, server.url + "/run/0")
         assert page.locator("#run-status").inner_text() == "live"
-        assert page.locator("#last-step").inner_text() == "1"
+        assert page.locator("#no-steps").is_visible() and page.locator(".chart").count() == 0
+        with open(run / "metrics.jsonl", "a") as handle:
+            handle.write(lines[0] + "\n")
+        page.wait_for_function("document.getElementById('last-step').textContent === '1'", timeout=10_000)
+        assert page.locator(".chart canvas").count() >= 10
         with open(run / "metrics.jsonl", "a") as handle:
             handle.write(lines[1] + "\n")
         page.wait_for_function("document.getElementById('last-step').textContent === '2'", timeout=10_000)

@@ -150,6 +150,7 @@ async function curvesPage(index) {
 
   function draw() {
     charts.replaceChildren();
+    if (!state.data.steps.length) charts.append(h("p", { class: "muted", id: "no-steps" }, "no step recorded yet"));
     state.plots = state.panels.map((panel) => {
       const el = h("div", { class: "chart", "data-title": panel.title });
       charts.append(el);
@@ -172,10 +173,9 @@ async function curvesPage(index) {
     showProblems([...overview.problems, ...m.problems]);
     document.getElementById("run-status").textContent = m.status;
     document.getElementById("run-status").className = `status ${m.status}`;
-    const keysChanged = !state || m.keys.join("|") !== state.keys.join("|");
-    if (keysChanged && state && after !== null) {
-      state = null; // a new metric appeared: read everything again and redraw
-      return poll();
+    if (state && m.keys.join("|") !== state.keys.join("|")) {
+      state = null; // a new metric appeared: draw again from the whole run
+      if (after !== null) return poll();
     }
     if (!state) {
       state = { keys: m.keys, panels: m.panels, data: { steps: m.steps, values: m.values }, alarms: m.alarms };
