@@ -35,6 +35,8 @@ def test_runs_curves_and_a_click_through_to_a_token(server, directories, page, t
     charts = page.locator(".chart")
     assert charts.count() >= 10 and page.locator(".chart canvas").count() == charts.count()
     assert page.locator(".chart[data-title^='Held-out accuracy per domain']").count() == 1
+    page.locator("#config summary").click()  # the resolved config, folded until asked for
+    assert 'name": "tiny-llama"' in page.locator("#config pre").inner_text()
     shown = float(page.locator("#latest tr[data-key='grad_norm'] .value").inner_text())
     assert shown == pytest.approx(records[-1]["grad_norm"], rel=1e-5, abs=1e-9)
     page.screenshot(path=str(tmp_path / "curves.png"), full_page=True)
@@ -66,6 +68,7 @@ def test_runs_curves_and_a_click_through_to_a_token(server, directories, page, t
 def test_an_eval_episode_shows_its_tool_calls_and_an_inspection_its_tasks(server, page):
     open_page(page, server.url + "/eval/1")
     assert page.locator("#attempts tr.attempt-row").count() == 1
+    assert page.locator("#eval-tasks tr.task-row td").first.inner_text() == "count-lines"
     page.locator("#attempts a").first.click()
     page.wait_for_url("**/eval/1/episode?path=*")
     page.wait_for_selector(".toolcall")

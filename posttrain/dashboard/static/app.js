@@ -139,7 +139,8 @@ async function curvesPage(index) {
     h("h2", {}, overview.name, " ", h("span", { class: `status ${overview.status}`, id: "run-status" }, overview.status)),
     h("p", {}, `model ${overview.model || "?"} · ${overview.mode || "sync"} · domains ${overview.domains.join(", ")} · step `,
       h("b", { id: "last-step" }, fmt(overview.step)), ` / ${fmt(overview.steps_planned)} · `,
-      h("a", { href: `/run/${index}/samples` }, "trajectories")));
+      h("a", { href: `/run/${index}/samples` }, "trajectories")),
+    h("details", { id: "config" }, h("summary", {}, "config.toml (resolved)"), h("pre", {}, JSON.stringify(overview.config, null, 1))));
   const alarmsBox = h("div", { id: "alarms" });
   const charts = h("div", { class: "charts", id: "charts" });
   const latest = h("table", { class: "kv", id: "latest" });
@@ -367,6 +368,10 @@ async function evalPage(index) {
     kvTable([["agent", overview.settings.agent], ["model", overview.settings.model], ["tasks", s.n_tasks], ["attempts", s.n_attempts],
       ["pass@1", s.pass_at_1], ["pass@k", s.pass_at_k], ["mean reward", s.mean_reward], ["tool-call accuracy", s.tool_call_accuracy],
       ["failure modes", s.failure_modes], ["tokens", s.tokens], ["cost", s.cost]]),
+    h("h3", {}, "Tasks"),
+    h("table", { id: "eval-tasks" }, h("tr", {}, ...["task", "category", "attempts", "passed", "mean reward", "pass@k", "mean steps"].map((t) => h("th", {}, t))),
+      Object.entries(r.tasks).map(([id, t]) => h("tr", { class: "task-row" }, h("td", {}, id), h("td", {}, t.category), h("td", {}, t.attempts),
+        h("td", {}, t.passed), h("td", {}, fmt(t.mean_reward, 3)), h("td", {}, fmt(t.pass_at_k)), h("td", {}, fmt(t.mean_steps, 3))))),
     h("h3", {}, "Attempts"),
     h("table", { id: "attempts" }, h("tr", {}, ...["task", "attempt", "category", "reward", "passed", "failure", "steps", "tool calls", "episode"].map((t) => h("th", {}, t))),
       r.rows.map((row) => h("tr", { class: "attempt-row" }, h("td", {}, row.task_id), h("td", {}, row.attempt), h("td", {}, row.category),
