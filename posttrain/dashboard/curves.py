@@ -67,11 +67,12 @@ def unpanelled(keys: list[str]) -> list[str]:
 
 
 def series(records: list[dict[str, Any]], keys: list[str]) -> dict[str, Any]:
-    """Steps in order with one value list per key (None where a step lacks the key). A step
-    recorded twice keeps its last record."""
+    """Steps in order with one value list per key (None where a step lacks the key). Records of
+    the same step are merged, the later's values winning (an SFT run writes a rejection-sampling
+    round's record at the step of the round's last update)."""
     by_step: dict[float, dict[str, Any]] = {}
     for record in records:
-        by_step[record["step"]] = record
+        by_step.setdefault(record["step"], {}).update(record)
     steps = sorted(by_step)
     return {
         "steps": steps,

@@ -96,6 +96,11 @@ def test_a_step_written_while_the_page_is_open_appears_without_a_reload(director
         page.wait_for_function("document.getElementById('last-step').textContent === '2'", timeout=10_000)
         loss = float(page.locator("#latest tr[data-key='loss'] .value").inner_text())
         assert loss == pytest.approx(json.loads(lines[1])["loss"], rel=1e-5, abs=1e-9)
+        alarm = {"step": 3, "kind": "seesaw", "falling": {"domain": "add", "accuracy_from": 0.5, "accuracy_to": 0.25}}
+        with open(run / "metrics.jsonl", "a") as handle:  # a step whose evaluation raised an alarm
+            handle.write(json.dumps({**json.loads(lines[1]), "step": 3, "seesaw_alarms": [alarm]}) + "\n")
+        page.wait_for_selector("#alarms .alarm", timeout=10_000)
+        assert page.locator("#alarms .alarm").inner_text() == "step 3: seesaw: add fell 0.500 -> 0.250"
 
 
 def test_ticked_runs_open_overlaid_on_one_chart_per_panel(directories, page, tmp_path):
