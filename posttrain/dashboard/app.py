@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Query
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from posttrain.dashboard import curves
 from posttrain.dashboard.directories import EVAL, INSPECT, RUN, Directory, open_directories
 from posttrain.dashboard.eval_results import result_rows, trajectory_file
 from posttrain.dashboard.metrics_log import MetricsLog
-from posttrain.dashboard.overviews import overview, read_json
+from posttrain.dashboard.overviews import overview, read_json, status
 from posttrain.dashboard.sample_view import episode_view, sample_view
 from posttrain.dashboard.token_text import TokenTexts, run_model_name
 from posttrain.dashboard.trajectory_queries import SampleFilter, TrajectoryQueries
@@ -81,6 +81,21 @@ def create_app(paths: list[Path]) -> FastAPI:
 
     for route in PAGES:
         app.add_api_route(route, page, include_in_schema=False)
+
+    @app.get("/metrics", include_in_schema=False)
+    def prometheus_metrics() -> Response:
+        """Every run's latest step for a Prometheus scraper (posttrain/dashboard/prometheus.py)."""
+        from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+        from posttrain.dashboard.prometheus import exposition
+
+        def latest():
+            for d in dashboard.directories:
+                if d.kind == RUN:
+                    records = dashboard.metrics[d.index].refresh()
+                    yield d.name, status(d.path, d.kind) == "live", records[-1] if records else None
+
+        return Response(exposition(latest), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/api/directories")
     def directories() -> list[dict[str, Any]]:

@@ -140,3 +140,25 @@ def test_a_directory_that_is_not_a_run_is_one_error_line_naming_it(tmp_path, mak
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip() == f"error: {target}: {message}" or message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and str(target) in result.stderr
+
+
+def test_prometheus_metrics_hold_each_runs_latest_step_with_domains_as_labels(server, directories):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    last = json.loads((directories["run"] / "metrics.jsonl").read_text().splitlines()[-1])
+    with urlopen(server.url + "/metrics", timeout=30) as response:
+        assert response.headers["Content-Type"].startswith("text/plain")
+        text = response.read().decode()
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+    run = ("run", "run")
+    assert samples[("posttrain_step", (run,))] == 2 and samples[("posttrain_live", (run,))] == 0
+    assert samples[("posttrain_loss", (run,))] == pytest.approx(last["loss"])
+    assert samples[("posttrain_scheduler_workers", (run,))] == last["scheduler/workers"]
+    weight = samples[("posttrain_mixture_weight", (("domain", "add"), run))]
+    assert weight == pytest.approx(last["mixture/add/weight"])
+    accuracy = samples[("posttrain_monitor_accuracy", (("domain", "count"), run))]
+    assert accuracy == pytest.approx(last["monitor/count/accuracy"])
