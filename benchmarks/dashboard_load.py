@@ -35,6 +35,7 @@ def write_synthetic_run(root: Path, steps: int = 1000, samples_per_step: int = 1
     (root / "config.toml").write_text(f'[model]\nname = "tiny-llama"\n\n[train]\nsteps = {steps}\n')
     rng = random.Random(0)
     store = TrajectoryStore(root / "trajectories.sqlite")
+    store.db.execute("PRAGMA synchronous=OFF")  # made-up data: 1,000 fsynced commits would be most of the time
     records = []
     prompt = list(range(1, 65))
     for step in range(1, steps + 1):

@@ -40,7 +40,9 @@ def directories(tmp_path_factory):
     commands = [
         _posttrain("train", config, "--out", made["run"]),
         _posttrain("eval", "--tasks", TASK, "--agent", "oracle", "--out", made["eval"], "--concurrency", "1"),
-        _posttrain("inspect", TASK, "--out", made["inspect"], "--repeats", "1", "--min-repeats", "1"),
+        _posttrain(
+            "inspect", TASK, "--out", made["inspect"], "--repeats", "1", "--min-repeats", "1", "--probes", "edit_tests"
+        ),
     ]
     for command in commands:
         _, err = command.communicate(timeout=300)
