@@ -161,7 +161,7 @@ def create_app(paths: list[Path]) -> FastAPI:
         found = dashboard.get(index, EVAL)
         rows, problems = result_rows(found.path)
         summary, problem = read_json(found.path / "summary.json")
-        tasks = (summary or {}).get("tasks") or {} if isinstance(summary, dict) else {}
+        tasks = summary.get("tasks", {}) if isinstance(summary, dict) else {}
         return {"rows": rows, "tasks": tasks, "problems": problems + ([problem] if problem else [])}
 
     @app.get("/api/evals/{index}/episode")
@@ -180,7 +180,7 @@ def create_app(paths: list[Path]) -> FastAPI:
     def inspection_tasks(index: int) -> dict[str, Any]:
         found = dashboard.get(index, INSPECT)
         report, problem = read_json(found.path / "report.json")
-        tasks = (report or {}).get("tasks") or [] if isinstance(report, dict) else []
+        tasks = report.get("tasks", []) if isinstance(report, dict) else []
         return {"tasks": tasks, "problems": [problem] if problem else []}
 
     return app

@@ -33,7 +33,19 @@ def dashboard_command(
         app = create_app(directories)
     except PosttrainError as exc:
         fail(str(exc))
+    _check_port(host, port)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning")
     server = uvicorn.Server(config)
     console.print(f"dashboard: http://{host}:{port}/  ({len(directories)} directories; Ctrl-C stops)", highlight=False)
     server.run()
+
+
+def _check_port(host: str, port: int) -> None:
+    """uvicorn would log a bind error and exit; say which port, and how to choose another."""
+    import socket
+
+    try:
+        with socket.create_server((host, port)):
+            pass
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port} ({exc.strerror}); choose another with --port")
