@@ -8,11 +8,12 @@ on its page; the other directories keep being served."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Query
-from fastapi.responses import FileResponse, Response
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from posttrain.dashboard import curves
@@ -51,7 +52,7 @@ class Dashboard:
             raise HTTPException(404, f"no directory {index}: the dashboard shows {len(self.directories)}")
         directory = self.directories[index]
         if kind is not None and directory.kind != kind:
-            raise HTTPException(404, f"{directory.path} is an {directory.kind} directory, not a {kind} directory")
+            raise HTTPException(404, f"{directory.path} is {_a(directory.kind)} directory, not {_a(kind)} directory")
         return directory
 
     def texts(self, directory: Directory) -> TokenTexts:
@@ -75,6 +76,13 @@ def create_app(paths: list[Path]) -> FastAPI:
     app = FastAPI(title="posttrain dashboard", docs_url=None, redoc_url=None)
     app.state.dashboard = dashboard
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.exception_handler(sqlite3.DatabaseError)
+    def damaged_store(request: Request, exc: sqlite3.DatabaseError) -> JSONResponse:
+        """A trajectories.sqlite that SQLite cannot read: said on the page that asked for it."""
+        index = request.path_params.get("index")
+        where = dashboard.directories[int(index)].path / "trajectories.sqlite" if index is not None else "a store"
+        return JSONResponse({"detail": f"{where}: cannot be read ({exc})"}, status_code=422)
 
     def page() -> FileResponse:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
@@ -122,7 +130,7 @@ def create_app(paths: list[Path]) -> FastAPI:
             **curves.series(shown, keys),
             "alarms": curves.alarms(shown),
             "problems": list(log.problems),
-            "status": overview(found, None)["status"],
+            "status": status(found.path, found.kind),
         }
 
     @app.get("/api/runs/{index}/steps")
@@ -188,3 +196,7 @@ def create_app(paths: list[Path]) -> FastAPI:
 
 def _listed(item: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in item.items() if k != "config"}
+
+
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"

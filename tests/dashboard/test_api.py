@@ -113,6 +113,12 @@ def test_a_corrupt_metrics_line_is_reported_and_the_rest_served(tmp_path, direct
             handle.write(": 0.5}\n")
         assert get(served, "/api/runs/0/metrics?after=2")["steps"] == [3]
         assert get(served, "/api/runs/0/samples")["samples"] == []  # no trajectories.sqlite yet
+        (run / "trajectories.sqlite").write_bytes(b"not a database, " * 100)
+        assert status_of(served, "/api/runs/0/samples") == (
+            422,
+            f"{run}/trajectories.sqlite: cannot be read (file is not a database)",
+        )
+        assert get(served, "/api/runs/0/metrics")["steps"] == [1, 2, 3]  # the rest is still served
 
 
 @pytest.mark.parametrize(
