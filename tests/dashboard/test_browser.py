@@ -120,3 +120,18 @@ def test_ticked_runs_open_overlaid_on_one_chart_per_panel(directories, page, tmp
         assert loss.get_attribute("data-series") == "4"  # loss and nll of each run
         assert loss.locator("canvas").count() == 1
         assert "other: loss" in loss.inner_text() and "run: loss" in loss.inner_text()
+
+
+def test_an_eval_being_written_shows_each_attempt_as_it_finishes(directories, page, tmp_path):
+    live = tmp_path / "eval-live"
+    shutil.copytree(directories["eval"], live)
+    (live / "summary.json").unlink()
+    row = (live / "results.jsonl").read_text()
+    (live / "results.jsonl").write_text("")  # started, no attempt finished yet
+    with Server([live]) as server:
+        open_page(page, server.url + "/eval/0")
+        assert page.locator("h2 .status").inner_text() == "live"
+        assert page.locator("#attempts tr.attempt-row").count() == 0
+        (live / "results.jsonl").write_text(row)
+        page.wait_for_selector("#attempts tr.attempt-row", timeout=10_000)
+        assert page.locator("#attempts tr.attempt-row td").first.inner_text() == "count-lines"

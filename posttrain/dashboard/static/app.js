@@ -378,6 +378,7 @@ async function evalPage(index) {
         h("td", {}, fmt(row.reward, 3)), h("td", {}, String(row.passed)), h("td", {}, row.failure || ""), h("td", {}, row.steps),
         h("td", {}, `${row.tool_calls_ok}/${row.tool_calls}`),
         h("td", {}, h("a", { href: `/eval/${index}/episode?path=${encodeURIComponent(row.trajectory)}` }, "turns"))))));
+  if (overview.status === "live") pollTimer = setTimeout(() => evalPage(index), POLL_MS);
 }
 
 async function episodePage(index) {
