@@ -35,6 +35,10 @@ def test_runs_curves_and_a_click_through_to_a_token(server, directories, page, t
     charts = page.locator(".chart")
     assert charts.count() >= 10 and page.locator(".chart canvas").count() == charts.count()
     assert page.locator(".chart[data-title^='Held-out accuracy per domain']").count() == 1
+    panels = charts.count()
+    page.locator("#more-metrics").select_option("lr")  # a metric on no panel, charted on request
+    page.wait_for_selector(".chart[data-title='lr'] canvas")
+    assert charts.count() == panels + 1
     page.locator("#config summary").click()  # the resolved config, folded until asked for
     assert 'name": "tiny-llama"' in page.locator("#config pre").inner_text()
     shown = float(page.locator("#latest tr[data-key='grad_norm'] .value").inner_text())

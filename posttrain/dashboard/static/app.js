@@ -144,13 +144,25 @@ async function curvesPage(index) {
   const alarmsBox = h("div", { id: "alarms" });
   const charts = h("div", { class: "charts", id: "charts" });
   const latest = h("table", { class: "kv", id: "latest" });
-  main.replaceChildren(header, alarmsBox, charts, h("details", { open: "open" }, h("summary", {}, "Latest step: every value"), latest));
+  const more = h("select", { id: "more-metrics" });
+  const added = []; // metrics on no panel that the user asked to chart
+  more.onchange = () => {
+    if (more.value && !added.includes(more.value)) added.push(more.value);
+    more.value = "";
+    draw();
+  };
+  main.replaceChildren(header, alarmsBox, charts, h("p", {}, h("label", {}, "chart another metric: ", more)),
+    h("details", { open: "open" }, h("summary", {}, "Latest step: every value"), latest));
 
   let state = null; // {keys, data, alarms, plots}
   const openStep = (step) => (location.href = `/run/${index}/samples?step=${step}`);
 
   function draw() {
     charts.replaceChildren();
+    const extra = added.filter((k) => state.keys.includes(k)).map((k) => ({ title: k, keys: [k], bands: [] }));
+    state.panels = [...state.basePanels, ...extra];
+    more.replaceChildren(h("option", { value: "" }, "(choose)"),
+      ...state.unpanelled.filter((k) => !added.includes(k)).map((k) => h("option", { value: k }, k)));
     if (!state.data.steps.length) charts.append(h("p", { class: "muted", id: "no-steps" }, "no step recorded yet"));
     state.plots = state.panels.map((panel) => {
       const el = h("div", { class: "chart", "data-title": panel.title });
@@ -179,7 +191,7 @@ async function curvesPage(index) {
       if (after !== null) return poll();
     }
     if (!state) {
-      state = { keys: m.keys, panels: m.panels, data: { steps: m.steps, values: m.values }, alarms: m.alarms };
+      state = { keys: m.keys, basePanels: m.panels, unpanelled: m.unpanelled, data: { steps: m.steps, values: m.values }, alarms: m.alarms };
       draw();
     } else if (m.steps.length) {
       state.data.steps.push(...m.steps);
