@@ -168,3 +168,17 @@ def test_prometheus_metrics_hold_each_runs_latest_step_with_domains_as_labels(se
     assert weight == pytest.approx(last["mixture/add/weight"])
     accuracy = samples[("posttrain_monitor_accuracy", (("domain", "count"), run))]
     assert accuracy == pytest.approx(last["monitor/count/accuracy"])
+
+
+def test_each_token_has_the_trainers_logprob_and_the_worst_difference_is_the_steps_mismatch(server, directories):
+    """One view from a metric to a token: the largest trainer-engine difference among a step's
+    tokens is the logprob_mismatch_max recorded for the step."""
+    records = [json.loads(line) for line in (directories["run"] / "metrics.jsonl").read_text().splitlines()]
+    for record in records:
+        ids = [s["id"] for s in get(server, f"/api/runs/0/samples?step={record['step']}")["samples"]]
+        tokens = [get(server, f"/api/runs/0/samples/{i}")["tokens"] for i in ids]
+        assert all(len(t["trainer_logprob"]) == len(t["entropy"]) == len(t["id"]) for t in tokens)
+        worst = max(abs(d) for t in tokens for d in t["difference"])
+        assert worst == pytest.approx(record["logprob_mismatch_max"], abs=1e-7)
+        entropy = sum(sum(t["entropy"]) for t in tokens) / sum(len(t["id"]) for t in tokens)
+        assert entropy == pytest.approx(record["entropy"], rel=1e-5)
