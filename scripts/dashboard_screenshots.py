@@ -45,11 +45,19 @@ def main() -> None:
         shoot("/run/0", "curves")
         last_step = page.locator("#last-step").inner_text()
         shoot(f"/run/0/samples?step={last_step}", "samples")
-        first = page.locator("#samples tr.sample-row").first.get_attribute("data-id")
-        page.goto(f"{served.url}/run/0/sample/{first}")
+        ids = [row.get_attribute("data-id") for row in page.locator("#samples tr.sample-row").all()]
+        # a sample the trainer trained on (dynamic sampling drops groups whose rewards are equal)
+        trained = [
+            i for i in ids if "entropy" in page.request.get(f"{served.url}/api/runs/0/samples/{i}").json()["tokens"]
+        ]
+        page.goto(f"{served.url}/run/0/sample/{(trained or ids)[0]}")
         page.wait_for_selector(".tokens .tok")
         page.locator(".tokens .tok").nth(1).hover()
         page.screenshot(path=str(args.out / "dashboard-sample.png"))
+        if page.locator("select.colour-by option[value='entropy']").count():  # the run stored the trainer's side
+            page.locator("select.colour-by").first.select_option("entropy")
+            page.locator(".tokens .tok").nth(1).hover()
+            page.screenshot(path=str(args.out / "dashboard-sample-entropy.png"))
         shoot("/eval/1", "eval")
         page.locator("#attempts a").first.click()
         page.wait_for_selector(".toolcall")

@@ -293,7 +293,7 @@ const COLOURINGS = {
   engine_logprob: (v) => `hsl(${Math.round(120 * Math.exp(v))}, 75%, 78%)`,
   difference: (v) => signed(v, 0.05),
   advantage: (v) => signed(v, 2),
-  entropy: (v) => `hsl(280, 70%, ${Math.round(95 - 45 * Math.min(1, v / 4))}%)`,
+  entropy: (v) => `hsl(280, 70%, ${Math.round(95 - 45 * Math.min(1, v / 2))}%)`,
   policy_version: (v, max) => `hsl(210, 70%, ${Math.round(95 - 40 * (max ? v / max : 0))}%)`,
 };
 function signed(v, scale) {
