@@ -3,8 +3,8 @@ agent episode, its turns with their tool calls.
 
 Token values are parallel lists (one entry per completion token): `engine_logprob` (what the
 engine sampled with), `policy_version`, and where a sample's details store them (training
-does for answer tasks: PolicyTrainer.last_token_values), `trainer_logprob` with `difference`
-(trainer - engine) and `entropy`. The
+does, PolicyTrainer.last_token_values; for an agent episode, on its first training sequence),
+`trainer_logprob` with `difference` (trainer - engine) and `entropy`. The
 advantage is one number per sample (the group's baseline is per sequence), given once."""
 
 from __future__ import annotations

@@ -52,6 +52,10 @@ class RolloutGroup:
                 "advantage": float(a),
             }
 
+    def take_trainer_values(self, by_tokens: dict) -> None:
+        """Each completion's values from `by_tokens` ((prompt ids, completion ids) -> values)."""
+        self.trainer_values = [by_tokens.get((tuple(c.prompt_token_ids), tuple(c.token_ids))) for c in self.completions]
+
     def _details(self, index: int, reward: Reward) -> dict:
         values = self.trainer_values[index] if self.trainer_values else None
         if values is None:
@@ -66,14 +70,11 @@ class RolloutGroup:
 
 def attach_trainer_values(groups, samples: list[TrainSample], values: list) -> None:
     """The trainer's per-token values (PolicyTrainer.last_token_values, aligned with `samples`)
-    onto the answer groups' completions, for the store. Matched by token ids: a completion the
-    trainer did not see (its group was filtered out) gets none; equal ids have equal values."""
+    onto the groups' completions, for the store. Matched by token ids: a completion the trainer
+    did not see (its group was filtered out) gets none; equal ids have equal values."""
     by_tokens = {(tuple(s.prompt_ids), tuple(s.completion_ids)): v for s, v in zip(samples, values, strict=True) if v}
     for group in groups:
-        if isinstance(group, RolloutGroup):
-            group.trainer_values = [
-                by_tokens.get((tuple(c.prompt_token_ids), tuple(c.token_ids))) for c in group.completions
-            ]
+        group.take_trainer_values(by_tokens)
 
 
 def prompt_token_ids(tokenizer, task: Task, system_prompt: str | None) -> list[int]:
