@@ -188,6 +188,16 @@ def _register_subcommands() -> None:
     from posttrain.quality.cli import inspect_command
 
     app.command("inspect", short_help="The quality gate: check tasks and quarantine the bad ones.")(inspect_command)
+    from posttrain.observe.cli import app as trajectories_app
+
+    app.add_typer(
+        trajectories_app, name="trajectories", short_help="A run's stored samples: export as JSONL or Parquet."
+    )
+    from posttrain.dashboard.cli import dashboard_command
+
+    app.command("dashboard", short_help="A web dashboard over run, eval and inspect directories: curves, tokens.")(
+        dashboard_command
+    )
 
 
 _register_subcommands()

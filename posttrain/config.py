@@ -372,6 +372,25 @@ class MonitorConfig(_Strict):
     conflict_every: int = Field(0, ge=0, description="steps between gradient-conflict measurements; 0: off")
 
 
+class LoggingConfig(_Strict):
+    """`[logging]`: where each step's record goes besides RUN_DIR/metrics.jsonl (always written).
+    tensorboard: event files in RUN_DIR/tensorboard/ (`tensorboard --logdir RUN_DIR/tensorboard`),
+    every numeric value of the record as a scalar at its step (docs/dashboard.md)."""
+
+    report_to: list[Literal["tensorboard"]] = Field(
+        default_factory=list, description="metric sinks besides metrics.jsonl: tensorboard"
+    )
+
+    @field_validator("report_to")
+    @classmethod
+    def _installed(cls, sinks: list[str]) -> list[str]:
+        import importlib.util
+
+        if "tensorboard" in sinks and importlib.util.find_spec("tensorboard") is None:
+            raise ValueError("tensorboard is not installed: pip install tensorboard (or posttrain[tensorboard])")
+        return sinks
+
+
 class RunConfig(_Strict):
     seed: int = 0
     threads: int | None = Field(
@@ -389,6 +408,7 @@ class RunConfig(_Strict):
     curriculum: CurriculumConfig = Field(default_factory=CurriculumConfig)
     mixture: MixtureConfig = Field(default_factory=MixtureConfig)
     monitor: MonitorConfig = Field(default_factory=MonitorConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
     mode: Literal["sync", "async"] = Field(
         "sync",
         description="sync: generate, then train; async: generation and training overlap under [async] max_staleness",

@@ -24,6 +24,25 @@ class JsonlMetricsSink:
         self._file.close()
 
 
+class MetricSinks:
+    """metrics.jsonl and the sinks of `[logging] report_to`, written together."""
+
+    def __init__(self, path: Path, report_to: list[str] = (), resume_after: int | None = None) -> None:
+        self.sinks: list[Any] = [JsonlMetricsSink(path)]
+        if "tensorboard" in report_to:
+            from posttrain.observe.tensorboard_sink import TensorBoardSink
+
+            self.sinks.append(TensorBoardSink(path.parent / "tensorboard", resume_after))
+
+    def write(self, record: dict[str, Any]) -> None:
+        for sink in self.sinks:
+            sink.write(record)
+
+    def close(self) -> None:
+        for sink in self.sinks:
+            sink.close()
+
+
 def read_metrics(path: Path) -> list[dict[str, Any]]:
     """Every complete record; a torn last line (a kill mid-write) is ignored."""
     records = []

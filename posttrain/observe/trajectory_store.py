@@ -31,6 +31,27 @@ CREATE INDEX IF NOT EXISTS trajectories_step ON trajectories(step);
 """
 
 
+def open_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that reads the store while a run may still write it, and never changes
+    it; rows come as sqlite3.Row (by column name)."""
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+    db.row_factory = sqlite3.Row
+    return db
+
+
+# the columns that hold JSON text, parsed when a row is read back
+JSON_COLUMNS = ("prompt_token_ids", "completion_token_ids", "logprobs", "details")
+
+
+def stored_sample(row: sqlite3.Row) -> dict[str, Any]:
+    """A row as the sample it records: JSON columns parsed, `passed` a bool."""
+    sample = dict(row)
+    for key in JSON_COLUMNS:
+        sample[key] = json.loads(sample[key])
+    sample["passed"] = bool(sample["passed"])
+    return sample
+
+
 class TrajectoryStore:
     def __init__(self, path: Path) -> None:
         self.path = path

@@ -23,6 +23,7 @@ from posttrain.models.loading import load_tokenizer
 from posttrain.pipeline.domain_conflicts import CONFLICTS, DomainConflicts
 from posttrain.pipeline.domain_monitor import DomainMonitor
 from posttrain.pipeline.inline_rollouts import InlineRollouts
+from posttrain.pipeline.rollout import attach_trainer_values
 from posttrain.pipeline.rollout_job import run_rollout_job
 from posttrain.pipeline.rollout_source import RolloutSource
 from posttrain.pipeline.run_outputs import RunOutputs, load_eval, save_step_checkpoint
@@ -153,6 +154,7 @@ def rl_step(
         stats = trainer.step(samples)
         finite_or_raise(stats)
         record.update(stats)
+        attach_trainer_values(batch.groups, samples, trainer.last_token_values)
     fault_point("train_step")
     rollouts.publish(trainer.model.named_parameters() if samples else None, version=step)
     record.update(metrics.record(step, batch, train_tokens=record.get("train_tokens", 0.0)))

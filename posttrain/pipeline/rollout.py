@@ -19,6 +19,8 @@ class RolloutGroup:
     task: Task
     completions: list[Completion]
     rewards: list[Reward]
+    # per completion, the trainer's (logprobs, entropies) of its tokens once it trained on it
+    trainer_values: list[tuple[list[float], list[float] | None] | None] | None = None
 
     def train_samples(self, advantages: list[float]) -> list[TrainSample]:
         return [
@@ -46,13 +48,33 @@ class RolloutGroup:
                 "finish_reason": c.finish_reason,
                 "reward": r.value,
                 "passed": r.passed,
-                "details": r.details,
+                "details": self._details(index, r),
                 "advantage": float(a),
             }
+
+    def take_trainer_values(self, by_tokens: dict) -> None:
+        """Each completion's values from `by_tokens` ((prompt ids, completion ids) -> values)."""
+        self.trainer_values = [by_tokens.get((tuple(c.prompt_token_ids), tuple(c.token_ids))) for c in self.completions]
+
+    def _details(self, index: int, reward: Reward) -> dict:
+        values = self.trainer_values[index] if self.trainer_values else None
+        if values is None:
+            return reward.details
+        logprobs, entropy = values
+        return {**reward.details, "trainer_logprobs": logprobs, **({"entropy": entropy} if entropy else {})}
 
     @property
     def reward_values(self) -> list[float]:
         return [r.value for r in self.rewards]
+
+
+def attach_trainer_values(groups, samples: list[TrainSample], values: list) -> None:
+    """The trainer's per-token values (PolicyTrainer.last_token_values, aligned with `samples`)
+    onto the groups' completions, for the store. Matched by token ids: a completion the trainer
+    did not see (its group was filtered out) gets none; equal ids have equal values."""
+    by_tokens = {(tuple(s.prompt_ids), tuple(s.completion_ids)): v for s, v in zip(samples, values, strict=True) if v}
+    for group in groups:
+        group.take_trainer_values(by_tokens)
 
 
 def prompt_token_ids(tokenizer, task: Task, system_prompt: str | None) -> list[int]:

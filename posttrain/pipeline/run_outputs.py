@@ -12,7 +12,7 @@ from typing import Any
 
 from posttrain.config import RunConfig
 from posttrain.evaluate.statistics import paired_bootstrap_ci
-from posttrain.observe.metrics import JsonlMetricsSink, truncate_metrics_after
+from posttrain.observe.metrics import MetricSinks, truncate_metrics_after
 from posttrain.observe.trajectory_store import TrajectoryStore
 from posttrain.pipeline.domain_monitor import alarms_of_run
 from posttrain.pipeline.evaluation import EvalResult, evaluate
@@ -164,7 +164,7 @@ class RunOutputs:
         self.store = TrajectoryStore(rd.trajectories)
         if resume:
             self.store.delete_after(trained_through)
-        self.metrics = JsonlMetricsSink(rd.metrics)
+        self.metrics = MetricSinks(rd.metrics, config.logging.report_to, trained_through if resume else None)
         self.started = time.perf_counter()
         self.progress = TrainingProgress(config.train.steps, len(heldout), console=console)
         self.evals = HeldoutEvals(config, evaluation_engine, tokenizer, heldout, self.progress)

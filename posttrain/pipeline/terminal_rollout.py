@@ -4,7 +4,7 @@ episodes' token streams with a mask that keeps only the model's own tokens."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from posttrain.agent.loop import AgentConfig, run_episodes
 from posttrain.agent.policies import ModelPolicy
@@ -20,6 +20,9 @@ class EpisodeGroup:
 
     task: Task
     trajectories: list[Trajectory]
+    # per episode, the trainer's (logprobs, entropies) on its first training sequence (the tokens
+    # a stored row holds), once it trained on it
+    trainer_values: list[tuple[list[float], list[float] | None] | None] | None = None
 
     @property
     def rewards(self) -> list[Reward]:
@@ -50,15 +53,41 @@ class EpisodeGroup:
     def truncated(self) -> int:
         return sum(t.stop_reason in ("max_steps", "max_tokens", "timeout") for t in self.trajectories)
 
+    def take_trainer_values(self, by_tokens: dict) -> None:
+        """Each episode's first training sequence's values from `by_tokens` ((prompt ids,
+        completion ids) -> values); tokens the model did not write (tool observations, turn
+        headers: mask 0) get the engine's 0.0 logprob and no entropy, as they are not trained."""
+        self.trainer_values = []
+        for trajectory in self.trajectories:
+            segments = training_segments(trajectory.turns)
+            values = (
+                by_tokens.get((tuple(segments[0].prompt_ids), tuple(segments[0].completion_ids))) if segments else None
+            )
+            if values is not None:
+                own = segments[0].completion_mask
+                logprobs, entropy = values
+                values = (
+                    [lp if m else 0.0 for lp, m in zip(logprobs, own, strict=True)],
+                    [e if m else 0.0 for e, m in zip(entropy, own, strict=True)] if entropy else None,
+                )
+            self.trainer_values.append(values)
+
     def store_rows(self, advantages: list[float]):
         for index, (trajectory, advantage) in enumerate(zip(self.trajectories, advantages)):
             segments = training_segments(trajectory.turns)
             first = segments[0] if segments else None
             details = trajectory.to_dict()
             details.pop("turns")
+            # asdict, not vars: a turn's tool calls are dataclasses too, and stored as JSON objects
+            # (vars left them to json.dumps(default=str), which stored their repr strings)
             details["turns"] = [
-                {k: v for k, v in vars(t).items() if k not in ("prompt_ids",)} for t in trajectory.turns
+                {k: v for k, v in asdict(t).items() if k not in ("prompt_ids",)} for t in trajectory.turns
             ]
+            values = self.trainer_values[index] if self.trainer_values else None
+            if values is not None:
+                details["trainer_logprobs"] = values[0]
+                if values[1]:
+                    details["entropy"] = values[1]
             yield {
                 "task_id": self.task.id,
                 "domain": self.task.domain,

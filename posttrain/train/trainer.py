@@ -37,6 +37,7 @@ class PolicyTrainer:
         self.temperature = temperature
         self.pad_id = pad_id
         self.reference_model = reference_model
+        self.last_token_values: list[tuple[list[float], list[float] | None] | None] = []  # see step()
         if algorithm.kl_coef > 0 and reference_model is None:
             raise ValueError("kl_coef > 0 needs a reference model")
         self.model.config.use_cache = False
@@ -63,7 +64,10 @@ class PolicyTrainer:
         self.scheduler.load_state_dict(state["scheduler"])
 
     def step(self, samples: list[TrainSample]) -> dict[str, float]:
-        """One optimizer step (or `updates_per_batch` PPO epochs) over all samples."""
+        """One optimizer step (or `updates_per_batch` PPO epochs) over all samples. Afterwards
+        `last_token_values[i]` holds sample i's (logprobs, entropies) of its completion tokens
+        under the weights before the update: the trainer's side of `logprob_mismatch_max`, which
+        the trajectory store keeps beside the engine's logprobs."""
         started = time.perf_counter()
         batch = self._prepare(samples)
         stats: dict[str, float] = {}
@@ -74,6 +78,7 @@ class PolicyTrainer:
             self.scheduler.step()
             if epoch == 0:
                 stats = totals.summary(batch.n_tokens)
+                self.last_token_values = [totals.token_values.get(i) for i in range(len(samples))]
             stats["grad_norm"] = float(grad_norm)
         stats["lr"] = self.scheduler.get_last_lr()[0]
         stats["train_tokens"] = float(sum(s.length for s in samples))
@@ -210,6 +215,12 @@ class PolicyTrainer:
             kl_value = float((kl.detach() * loss_mask).sum())
         loss.backward()
         if first_epoch:
+            for row, i in enumerate(indices):
+                start, n = len(samples[i].prompt_ids) - 1, len(samples[i].completion_ids)
+                totals.token_values[i] = (
+                    logprobs[row, start : start + n].detach().tolist(),
+                    entropy[row, start : start + n].detach().tolist() if entropy is not None else None,
+                )
             diff = (logprobs.detach() - engine_lp).abs() * loss_mask
             totals.add(
                 loss=float(loss.detach()),
@@ -249,6 +260,7 @@ class _Totals:
     def __init__(self) -> None:
         self.loss = 0.0
         self.mismatch_max = 0.0
+        self.token_values: dict[int, tuple[list[float], list[float] | None]] = {}  # by sample index
         self.sums = {
             "mismatch_sum": 0.0,
             "entropy_sum": 0.0,

@@ -60,12 +60,16 @@ def test_two_steps_of_multi_turn_grpo(tmp_path):
         assert record["prefix_tokens_shared"] > 0  # the group's episodes share the agent's prompt: run once
     rows = (
         sqlite3.connect(tmp_path / "run" / "trajectories.sqlite")
-        .execute("SELECT task_id, finish_reason, details FROM trajectories")
+        .execute("SELECT task_id, finish_reason, details, step, logprobs FROM trajectories")
         .fetchall()
     )
     assert len(rows) == 2 * 2
     details = json.loads(rows[0][2])
     assert details["summary"]["turns"] >= 1 and details["turns"][0]["tool_calls"]
+    for _, _, stored, step, engine in rows:  # the trainer's side of each stored token (the dashboard's view)
+        trainer, engine = json.loads(stored)["trainer_logprobs"], json.loads(engine)
+        worst = max(abs(t - e) for t, e in zip(trainer, engine, strict=True))
+        assert worst <= records[step - 1]["logprob_mismatch_max"] + 1e-7
     assert summary["n_heldout"] == 1 and summary["eval_after"]["per_domain"].keys() == {"term"}
 
 

@@ -83,3 +83,18 @@ def test_rl_raises_the_reward_of_a_tiny_policy(tiny_model, tokenizer):
         completions = rollout(engine, tokenizer, n_prompts=4, n=8, max_tokens=1, seed=step)
     assert reward_rate(completions) >= min(1.0, start + 0.3)
     assert completions[0].version == 8
+
+
+def test_the_trainers_token_values_are_what_the_mismatch_compares(tiny_model, tokenizer):
+    engine = HFEngine(copy.deepcopy(tiny_model), tokenizer)
+    completions = rollout(engine, tokenizer, temperature=0.8)
+    trainer = make_trainer(tiny_model, tokenizer, temperature=0.8, lr=1e-4, micro_batch_tokens=64)
+    samples = samples_from(completions, torch.linspace(-1, 1, len(completions)))
+    stats = trainer.step(samples)
+    values = trainer.last_token_values
+    assert [len(v[0]) for v in values] == [len(s.completion_ids) for s in samples]
+    assert [len(v[1]) for v in values] == [len(s.completion_ids) for s in samples]  # entropies
+    worst = max(abs(t - e) for (lps, _), s in zip(values, samples) for t, e in zip(lps, s.engine_logprobs))
+    assert worst == pytest.approx(stats["logprob_mismatch_max"], abs=1e-7)
+    mean_entropy = sum(sum(ent) for _, ent in values) / sum(len(s.completion_ids) for s in samples)
+    assert mean_entropy == pytest.approx(stats["entropy"], rel=1e-5)

@@ -1,0 +1,51 @@
+"""`posttrain dashboard`: serve the web dashboard over run, eval and inspect directories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from posttrain.console import console, fail
+from posttrain.errors import PosttrainError
+
+
+def dashboard_command(
+    directories: list[Path] = typer.Argument(
+        ..., help="Run directories (posttrain train/sft --out), eval runs (posttrain eval --out), inspections."
+    ),
+    port: int = typer.Option(8765, "--port", "-p", min=1, max=65535, help="Port to listen on."),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Address to listen on; 0.0.0.0 serves other machines (nothing is authenticated)."
+    ),
+) -> None:
+    """A local web app over the directories: runs with their status and held-out results;
+    curves per domain that update while a run trains; each step's samples with their tokens
+    coloured by engine logprob and advantage; agent episodes turn by turn; eval and inspect
+    results. Reads the directories; writes nothing into them. Ctrl-C stops it."""
+    try:
+        import uvicorn
+
+        from posttrain.dashboard.app import create_app
+    except ImportError as exc:
+        fail(f"the dashboard needs FastAPI and uvicorn ({exc.name} is missing): pip install 'posttrain[dashboard]'")
+    try:
+        app = create_app(directories)
+    except PosttrainError as exc:
+        fail(str(exc))
+    _check_port(host, port)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    console.print(f"dashboard: http://{host}:{port}/  ({len(directories)} directories; Ctrl-C stops)", highlight=False)
+    server.run()
+
+
+def _check_port(host: str, port: int) -> None:
+    """uvicorn would log a bind error and exit; say which port, and how to choose another."""
+    import socket
+
+    try:
+        with socket.create_server((host, port)):
+            pass
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port} ({exc.strerror}); choose another with --port")
