@@ -251,19 +251,17 @@ def jsonl_domain(name: str, path: Path, heldout: int, weight: float) -> str:
     )
 
 
-def induced_seesaw(work: Path, size: dict) -> dict:
+def induced_seesaw(work: Path, size: dict, steps: int) -> dict:
     plain, twisted = conflicting_pair(work)
     # the mixture starts dominated by the twisted domain: the plain one is expected to fall
     text = (
-        base_config(size, size["steps"])
+        base_config(size, steps)
         + jsonl_domain("plain", plain, size["heldout"], 1.0)
         + jsonl_domain("twisted", twisted, size["heldout"], 6.0)
     )
     runs = {}
     for reaction in ("none", "reweight"):
-        runs[reaction] = train(
-            work, f"seesaw-{reaction}", text + monitor(size, reaction=reaction, conflict_every=size["every"])
-        )
+        runs[reaction] = train(work, f"seesaw-{reaction}", text + monitor(size, reaction=reaction, conflict_every=2))
     result = {}
     for reaction, run in runs.items():
         curve = monitor_curve(run, ["plain", "twisted"])
@@ -331,6 +329,10 @@ def main() -> None:
     parser.add_argument("--size", choices=sorted(SIZES), default="small")
     parser.add_argument("--only", choices=["sequential_joint", "curriculum", "induced_seesaw"], action="append")
     parser.add_argument("--work", type=Path, help="Where the runs go (kept; a re-run reuses finished runs).")
+    parser.add_argument(
+        "--seesaw-steps", type=int, help="Steps of the induced-seesaw runs (default: the size's); the fall comes late."
+    )
+    parser.add_argument("--merge", type=Path, help="A report JSON of the other experiments to add these to.")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     size = SIZES[args.size]
@@ -344,8 +346,18 @@ def main() -> None:
     if "curriculum" in wanted:
         report["curriculum"] = curriculum(work, size)
     if "induced_seesaw" in wanted:
-        report["induced_seesaw"] = induced_seesaw(work, size)
+        report["induced_seesaw"] = induced_seesaw(work, size, args.seesaw_steps or size["steps"])
+        report["size"]["seesaw_steps"] = args.seesaw_steps or size["steps"]
     report["wall_s"] = time.perf_counter() - started
+    if args.merge:  # experiments run separately, one report
+        earlier = json.loads(args.merge.read_text())
+        earlier.pop("cpu", None)
+        report = {
+            **earlier,
+            **{k: v for k, v in report.items() if k not in ("size", "work", "wall_s")},
+            "size": {**earlier.get("size", {}), **report["size"]},
+            "wall_s": earlier.get("wall_s", 0.0) + report["wall_s"],
+        }
     emit_benchmark(report, args.out)
 
 
