@@ -56,8 +56,8 @@ def directories(tmp_path_factory):
 Server = load_script("dashboard_load").ServedDashboard
 
 
-@pytest.fixture(scope="session")
-def browser():
+@pytest.fixture(scope="module")  # Playwright's sync API holds an asyncio loop open: end it with the module,
+def browser():  # or every later test that runs asyncio (or Playwright) in this process fails
     playwright = pytest.importorskip("playwright.sync_api")
     if not Path("/usr/bin/chromium").exists():
         pytest.skip("Debian's chromium is not installed (make setup installs it as root)")
