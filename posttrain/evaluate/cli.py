@@ -140,6 +140,7 @@ def eval_command(
     from posttrain.models.loading import load_tokenizer
 
     say = line_printer(console)
+    total = None  # attempts planned, once the tasks are loaded
     try:
         engine, limit = None, None
         if agent == "model":
@@ -209,7 +210,7 @@ def eval_command(
     except PosttrainError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
-        _interrupted(out, total if "total" in locals() else None)
+        _interrupted(out, total)
     brief = {
         k: summary[k]
         for k in (

@@ -237,7 +237,8 @@ def scan_harbor_suite(
         try:
             task = load_harbor_task(directory, domain)
         except HarborTaskError as exc:
-            if not tags or _declared_tags(directory) is None or set(tags) <= _declared_tags(directory):
+            declared = _declared_tags(directory) if tags else None
+            if not tags or declared is None or set(tags) <= declared:
                 scan.invalid.append(InvalidTask(directory.name, str(exc)))
             continue
         if not tags or set(tags) <= set(task.metadata.get("tags") or []):
