@@ -92,10 +92,12 @@ keep_checkpoints = 1
 """
 
 
-def monitor(size: dict, reaction: str = "none", conflict_every: int = 0) -> str:
+def monitor(
+    size: dict, reaction: str = "none", conflict_every: int = 0, every: int | None = None, factor: float = 2.0
+) -> str:
     return (
-        f'[monitor]\nevery = {size["every"]}\nitems = {size["items"]}\nreaction = "{reaction}"\n'
-        f"conflict_every = {conflict_every}\nreweight_factor = 2.0\nmax_boost = 8.0\n"
+        f'[monitor]\nevery = {every or size["every"]}\nitems = {size["items"]}\nreaction = "{reaction}"\n'
+        f"conflict_every = {conflict_every}\nreweight_factor = {factor}\nmax_boost = {factor**2}\n"
     )
 
 
@@ -148,7 +150,8 @@ def monitor_curve(run: Path, domains: list[str]) -> list[dict]:
     curve = [{"step": 0, **{d: summary_before["per_domain"][d] for d in domains}}]
     for record in records(run):
         if f"monitor/{domains[0]}/accuracy" in record:
-            curve.append({"step": record["step"], **{d: record[f"monitor/{d}/accuracy"] for d in domains}})
+            step = record.get("monitor/step", record["step"])  # async: the weights' step, not the record's
+            curve.append({"step": step, **{d: record[f"monitor/{d}/accuracy"] for d in domains}})
     return curve
 
 
@@ -180,22 +183,27 @@ def steps_to_target(curve: list[dict], domains: list[str], target: float) -> int
 
 
 def curriculum(work: Path, size: dict) -> dict:
-    domains = ["easy_add1", "learnable_add2", "hard_mul3"]
+    # Many domains of a real mixture teach nothing at a given moment: solved ones, and ones far
+    # beyond the model. Here one easy, one learnable and two too-hard domains; uniform weights
+    # spend half the prompts on the two that give GRPO no signal.
+    domains = ["easy_add1", "learnable_add2", "hard_mul3", "hard_mul2"]
+    every = max(1, size["every"] // 2)  # twice as many evaluations: steps to the target are counted on them
     text = (
         base_config(size, size["steps"])
         + arithmetic("easy_add1", 5, size["heldout"])
         + arithmetic("learnable_add2", 6, size["heldout"], digits=(2, 2))
         + arithmetic("hard_mul3", 7, size["heldout"], digits=(3, 3), op="*")
-        + monitor(size)
+        + arithmetic("hard_mul2", 9, size["heldout"], digits=(2, 2), op="*")
+        + monitor(size, every=every)
     )
     curves = {}
     for policy in ("static", "learnability", "bandit"):
-        run = train(work, f"curriculum-{policy}", text + f'[mixture]\npolicy = "{policy}"\nfloor = 0.05\n')
+        run = train(work, f"curriculum4-{policy}", text + f'[mixture]\npolicy = "{policy}"\nfloor = 0.05\n')
         curves[policy] = monitor_curve(run, domains)
     start = sum(curves["static"][0][d] for d in domains) / len(domains)
     final_static = sum(curves["static"][-1][d] for d in domains) / len(domains)
     target = start + 0.75 * (final_static - start)  # three quarters of what uniform gains in the run
-    result = {"target_mean_accuracy": target, "start_mean_accuracy": start}
+    result = {"target_mean_accuracy": target, "start_mean_accuracy": start, "monitor_every": every}
     for policy, curve in curves.items():
         result[policy] = {"steps_to_target": steps_to_target(curve, domains, target), "curve": curve}
     uniform = result["static"]["steps_to_target"]
@@ -259,9 +267,13 @@ def induced_seesaw(work: Path, size: dict, steps: int) -> dict:
         + jsonl_domain("plain", plain, size["heldout"], 1.0)
         + jsonl_domain("twisted", twisted, size["heldout"], 6.0)
     )
+    # evaluations twice as often as the size's and a strong reaction (x4, up to x16): the fall
+    # is caught sooner and the boost moves the mixture enough to matter within the run
+    every = max(1, size["every"] // 2)
     runs = {}
     for reaction in ("none", "reweight"):
-        runs[reaction] = train(work, f"seesaw-{reaction}", text + monitor(size, reaction=reaction, conflict_every=2))
+        extra = monitor(size, reaction=reaction, conflict_every=2, every=every, factor=4.0)
+        runs[reaction] = train(work, f"seesaw2-{reaction}", text + extra)
     result = {}
     for reaction, run in runs.items():
         curve = monitor_curve(run, ["plain", "twisted"])
@@ -280,10 +292,14 @@ def induced_seesaw(work: Path, size: dict, steps: int) -> dict:
             "plain_delta_ci95": summary["per_domain_delta"]["plain"]["delta_ci95"],
             "cosines": _cosines(run),
         }
-    reweight = result["reweight"]
+    reweight, baseline = result["reweight"], result["none"]
     return {
+        "monitor_every": every,
         "evals_to_alarm": reweight["evals_to_alarm"],
         "recovered_fraction": reweight["recovered_fraction"],
+        # the same seeds without a reaction: how much of the recovery the reaction itself made
+        "recovered_fraction_without_reaction": baseline["recovered_fraction"],
+        "plain_end_reweight_minus_none": reweight["curve"][-1]["plain"] - baseline["curve"][-1]["plain"],
         "other_domain_delta_ci95": reweight["other_domain_delta_ci95"],
         "cosines": reweight["cosines"],
         "runs": result,

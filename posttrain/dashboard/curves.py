@@ -69,10 +69,16 @@ def unpanelled(keys: list[str]) -> list[str]:
 def series(records: list[dict[str, Any]], keys: list[str]) -> dict[str, Any]:
     """Steps in order with one value list per key (None where a step lacks the key). Records of
     the same step are merged, the later's values winning (an SFT run writes a rejection-sampling
-    round's record at the step of the round's last update)."""
+    round's record at the step of the round's last update). A monitor evaluation that ran in the
+    background is drawn at the step whose weights it evaluated (`monitor/step`)."""
     by_step: dict[float, dict[str, Any]] = {}
     for record in records:
-        by_step.setdefault(record["step"], {}).update(record)
+        evaluated = record.get("monitor/step", record["step"])
+        by_step.setdefault(record["step"], {}).update(
+            {k: v for k, v in record.items() if evaluated == record["step"] or not k.startswith("monitor/")}
+        )
+        if evaluated != record["step"]:
+            by_step.setdefault(evaluated, {}).update({k: v for k, v in record.items() if k.startswith("monitor/")})
     steps = sorted(by_step)
     return {
         "steps": steps,

@@ -1,10 +1,18 @@
 """Joint training's watch over its domains, during the RL loop: every `[monitor] every` steps a
 fixed held-out subset per domain is evaluated with the current weights, the seesaw monitor
 compares it with each domain's best (posttrain.curriculum.seesaw), the configured reaction
-adjusts the mixture, and the alarms go to the step's record, the console and summary.json."""
+adjusts the mixture, and the alarms go to the step's record, the console and summary.json.
+
+In async mode the evaluation does not stall training: it runs in a thread through the rollout
+engine, under a weight hold (EngineLoop.weights_held), so every item is answered by the weights
+of the step it is labelled with while the trainer takes the next steps; its results land in the
+record of the step during which it finished (`monitor/step` says which weights they are of)."""
 
 from __future__ import annotations
 
+import threading
+import time
+from concurrent.futures import Future
 from pathlib import Path
 
 from posttrain.config import RunConfig
@@ -18,6 +26,7 @@ class DomainMonitor:
     def __init__(self, config: RunConfig, mixture: DomainMixture, evals, say) -> None:
         self.config, self.mixture, self.evals, self.say = config, mixture, evals, say
         self.items = mixture.monitored_items(config.monitor.items)
+        self._pending: tuple[int, Future] | None = None  # (step, its result) of a background evaluation
 
     def start(self, before) -> None:
         """The evaluation before training (an EvalResult of the whole held-out set, which holds the
@@ -32,16 +41,58 @@ class DomainMonitor:
         every = self.config.monitor.every
         return bool(every) and step % every == 0
 
-    def evaluate(self, step: int) -> dict:
-        """Evaluate the monitored items, feed the monitor and the reaction; the record's fields."""
-        tasks = [t for items in self.items.values() for t in items]
-        result = self.evals.run(f"monitor @ step {step}", tasks)
+    def evaluate(self, step: int, background: bool = False) -> dict:
+        """Evaluate the monitored items, feed the monitor and the reaction; the record's fields.
+        `background`: start the evaluation and return at once ({}); collect() brings its fields."""
+        if self._pending is not None:  # one at a time: the previous evaluation first
+            record = self.collect(wait=True)
+        else:
+            record = {}
+        label, tasks = f"monitor @ step {step}", [t for items in self.items.values() for t in items]
+        hold = getattr(self.evals.engine, "weights_held", None)
+        if not (background and hold):
+            started = time.perf_counter()
+            result = self.evals.run(label, tasks)
+            return record | self._observe(step, result, time.perf_counter() - started, waited_s=None)
+        future: Future = Future()
+
+        def run() -> None:
+            started = time.perf_counter()
+            try:
+                with hold():
+                    result = self.evals.run(label, tasks)
+                future.set_result((result, time.perf_counter() - started))
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the driver by collect()
+                future.set_exception(exc)
+
+        self._pending = (step, future)
+        threading.Thread(target=run, name=f"monitor-eval-{step}", daemon=True).start()
+        return record
+
+    def collect(self, wait: bool = False) -> dict:
+        """The record fields of a background evaluation that has finished ({} if none has);
+        `wait`: block until the one in flight finishes (the last step, or the next is due)."""
+        if self._pending is None or not (wait or self._pending[1].done()):
+            return {}
+        step, future = self._pending
+        started = time.perf_counter()
+        result, eval_s = future.result()
+        waited_s = time.perf_counter() - started
+        self._pending = None
+        return self._observe(step, result, eval_s, waited_s=waited_s)
+
+    def _observe(self, step: int, result, eval_s: float, waited_s: float | None) -> dict:
         metrics, alarms, actions = self.mixture.after_evaluation(step, self._results(result))
         for alarm in alarms:
             self.say(alarm.message())
         for action in actions:
             self.say(action)
-        record = dict(metrics)
+        # the trainer's wait for it: all of it inline, what was left of it in the background
+        record = dict(metrics) | {
+            "monitor/step": step,
+            "monitor/eval_s": eval_s,
+            "monitor/trainer_wait_s": eval_s if waited_s is None else waited_s,
+        }
         if alarms:
             record[ALARMS_KEY] = [alarm.to_json() for alarm in alarms]
         if actions:

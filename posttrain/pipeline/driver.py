@@ -132,8 +132,12 @@ def run_rl(
                 record.update(mixture.observe(groups, advantages, step))
                 if conflicts.due(step):
                     record.update(conflicts.measure(step, trainer, groups, advantages))
+                last = step == config.train.steps
+                record.update(monitor.collect(wait=last))
                 if monitor.due(step):
-                    record.update(monitor.evaluate(step))
+                    # async: the evaluation overlaps the next steps (not after the last one)
+                    background = rollouts.runs_in_background and config.mode == "async" and not last
+                    record.update(monitor.evaluate(step, background=background))
                 outputs.finish_step(step, record, trajectory_rows(groups, advantages), checkpoint)
             loop_s = metrics.loop_s()
             after = outputs.eval_after()

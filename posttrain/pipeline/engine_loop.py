@@ -78,6 +78,10 @@ class EngineLoop:
         self._ids = itertools.count()
         self._cond = threading.Condition()
         self._update_waiting = threading.Event()
+        # weight holds (weights_held): while any is open, updates wait here, newest only
+        self._hold_lock = threading.Lock()
+        self._holds = 0
+        self._pending: tuple[list[tuple[str, torch.Tensor]] | None, int] | None = None
         self._closed = threading.Event()
         self._dead: BaseException | None = None
         self._loop_thread = threading.Thread(target=self._loop, name="engine-loop", daemon=True)
@@ -116,8 +120,37 @@ class EngineLoop:
             self._aborts.add(call.call_id)
             self._cond.notify_all()
 
+    @contextmanager
+    def weights_held(self):
+        """Generation under one policy version while training goes on: inside, weight updates
+        are kept aside (a copy of the newest) and the engine keeps the weights it has; they are
+        applied when the last hold ends. Rollouts generated meanwhile carry the older version,
+        so the staleness bound still holds; the trainer waits only if the hold outlasts it."""
+        with self._hold_lock:
+            self._holds += 1
+        try:
+            yield self.engine.version
+        finally:
+            with self._hold_lock:  # applied under the lock: a new hold starts on the new weights
+                self._holds -= 1
+                pending = self._pending if self._holds == 0 else None
+                if pending is not None:
+                    self._pending = None
+                    named, version = pending
+                    if named is None:
+                        self._set_version(version)
+                    else:
+                        self._update_weights(named, version)
+
     def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
         """Copy the trainer's weights into the engine between two steps; apply the rule."""
+        with self._hold_lock:
+            if self._holds:
+                self._pending = ([(n, t.detach().clone()) for n, t in named_tensors], version)
+                return
+            self._update_weights(named_tensors, version)
+
+    def _update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
         with self._engine_turn():
             self.engine.update_weights(named_tensors, version)
             if self.partial_rollouts == "restart":
@@ -129,6 +162,13 @@ class EngineLoop:
 
     def set_version(self, version: int) -> None:
         """A step that changed nothing (every group filtered out) still advances the version."""
+        with self._hold_lock:
+            if self._holds:
+                self._pending = (self._pending[0] if self._pending else None, version)
+                return
+            self._set_version(version)
+
+    def _set_version(self, version: int) -> None:
         with self._engine_turn():
             self.engine.version = version
 

@@ -32,6 +32,18 @@ def test_records_of_one_step_merge_and_missing_values_are_none():
     }
 
 
+def test_a_background_monitor_evaluation_is_drawn_at_the_step_it_evaluated():
+    records = [
+        {"step": 2, "loss": 0.5},
+        {"step": 3, "loss": 0.4, "monitor/step": 2, "monitor/add/accuracy": 0.75},  # async: landed a step late
+        {"step": 4, "loss": 0.3, "monitor/step": 4, "monitor/add/accuracy": 0.5},
+    ]
+    assert curves.series(records, ["loss", "monitor/add/accuracy"])["values"] == {
+        "loss": [0.5, 0.4, 0.3],
+        "monitor/add/accuracy": [0.75, None, 0.5],
+    }
+
+
 def test_seesaw_alarms_are_one_line_each_at_their_step():
     alarm = {
         "step": 8,

@@ -105,6 +105,25 @@ def test_restart_rule_regenerates_under_the_new_weights(serve, tiny_model, token
     assert completion.token_versions == [1] * 40 and call.restarts == 1
 
 
+def test_a_weight_hold_keeps_one_version_until_it_ends_while_generation_goes_on(serve, tiny_model, tokenizer):
+    """What a background evaluation relies on: updates inside a hold wait (the newest only) and
+    apply when it ends; the engine serves calls all along."""
+    server = serve(model=copy.deepcopy(tiny_model))
+    greedy = [
+        GenerationRequest("g", prompt(tokenizer, "count to ten"), SamplingParams(n=1, temperature=0.0, max_tokens=8))
+    ]
+    before = server.generate(greedy)[0].token_ids
+    with server.weights_held() as version:
+        assert version == 0
+        server.update_weights(_perturbed(tiny_model), version=1)
+        server.set_version(2)  # a step that changed nothing: the version moves, the weights wait
+        held = server.generate(greedy)[0]
+        assert server.version == 0 and held.token_ids == before and held.version == 0
+    assert server.version == 2
+    after = server.generate(greedy)[0]
+    assert after.version == 2 and after.token_ids != before
+
+
 def _caller(address, authkey, prompt_ids, ready):
     from posttrain.pipeline.engine_transport import EngineClient
 

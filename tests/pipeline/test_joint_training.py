@@ -57,6 +57,26 @@ def test_a_joint_run_logs_weights_monitor_and_conflicts(tmp_path, tiny_config):
     assert state["policy"]["name"] == "learnability" and [s for s, _ in state["monitor"]["history"]] == [0, 2, 4]
 
 
+def test_in_async_mode_the_monitor_evaluates_beside_training(tmp_path, tiny_config):
+    """The evaluation of step 2 runs in the background under step 2's weights and lands in a
+    later record (monitor/step says whose weights); the last step's is inline."""
+    config = tiny_config(steps=4, checkpoint_every=4)
+    config.write_text(config.read_text().replace("[model]", 'mode = "async"\n[model]', 1) + JOINT)
+    out = tmp_path / "run"
+    result = cli("train", config, "--out", out)
+    assert result.returncode == 0, result.stderr[-3000:]
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    evaluated = [(r["step"], r["monitor/step"]) for r in records if "monitor/step" in r]
+    assert [s for _, s in evaluated] == [2, 4] and evaluated[-1] == (4, 4)
+    assert 2 <= evaluated[0][0] <= 4
+    for record in records:
+        if "monitor/step" in record:
+            assert 0.0 <= record["monitor/trainer_wait_s"] <= record["monitor/eval_s"] + 1e-6
+            assert all(f"monitor/{d}/accuracy" in record for d in ("add", "count"))
+    state = json.loads((out / "checkpoints" / "step-4" / "state.json").read_text())["mixture"]
+    assert [s for s, _ in state["monitor"]["history"]] == [0, 2, 4]
+
+
 def test_pipeline_set_policy_is_validated(tmp_path, tiny_config):
     config = tiny_config(steps=1)
     out = tmp_path / "run"
