@@ -375,11 +375,21 @@ class MonitorConfig(_Strict):
 class LoggingConfig(_Strict):
     """`[logging]`: where each step's record goes besides RUN_DIR/metrics.jsonl (always written).
     tensorboard: event files in RUN_DIR/tensorboard/ (`tensorboard --logdir RUN_DIR/tensorboard`),
-    every numeric value of the record as a scalar at its step (docs/dashboard.md)."""
+    every numeric value of the record as a scalar at its step (docs/dashboard.md). metrics_port:
+    the run serves Prometheus /metrics while it trains (engine and scheduler queues, workers,
+    retries, the latest step's record)."""
 
     report_to: list[Literal["tensorboard"]] = Field(
         default_factory=list, description="metric sinks besides metrics.jsonl: tensorboard"
     )
+    metrics_port: int | None = Field(
+        None,
+        ge=0,
+        le=65535,
+        description="serve the live run's Prometheus /metrics on this port (0: any free port; "
+        "the address goes to RUN_DIR/metrics_endpoint.json); unset: no endpoint",
+    )
+    metrics_host: str = Field("127.0.0.1", description="the address the live /metrics endpoint listens on")
 
     @field_validator("report_to")
     @classmethod

@@ -92,10 +92,10 @@ def create_app(paths: list[Path]) -> FastAPI:
 
     @app.get("/metrics", include_in_schema=False)
     def prometheus_metrics() -> Response:
-        """Every run's latest step for a Prometheus scraper (posttrain/dashboard/prometheus.py)."""
+        """Every run's latest step for a Prometheus scraper (posttrain/observe/prometheus_exposition.py)."""
         from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-        from posttrain.dashboard.prometheus import exposition
+        from posttrain.observe.prometheus_exposition import exposition
 
         def latest():
             for d in dashboard.directories:

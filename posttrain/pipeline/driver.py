@@ -23,6 +23,7 @@ from posttrain.models.loading import load_tokenizer
 from posttrain.pipeline.domain_conflicts import CONFLICTS, DomainConflicts
 from posttrain.pipeline.domain_monitor import DomainMonitor
 from posttrain.pipeline.inline_rollouts import InlineRollouts
+from posttrain.pipeline.live_metrics import open_live_metrics
 from posttrain.pipeline.rollout import attach_trainer_values
 from posttrain.pipeline.rollout_job import run_rollout_job
 from posttrain.pipeline.rollout_source import RolloutSource
@@ -101,6 +102,7 @@ def run_rl(
         line_printer(console)(f"resuming: from the checkpoint at step {start.step} of {config.train.steps}")
     trainer = start.trainer
     rollouts = open_rollouts(config, start, tokenizer, mixture, rd.root, job_fn)
+    live = None
     try:
         outputs = RunOutputs(
             config, rd, resume, start.step, start.wall_s, rollouts.engine, tokenizer, heldout, console=console
@@ -119,6 +121,7 @@ def run_rl(
                 pipeline_state=rollouts.state_dict(),
             )
 
+        live = open_live_metrics(config, rd.root, rollouts, line_printer(console))
         monitor = DomainMonitor(config, mixture, outputs.evals, line_printer(console))
         conflicts = DomainConflicts(config, rd.root / CONFLICTS, start.step)
         with outputs:
@@ -138,10 +141,14 @@ def run_rl(
                     # async: the evaluation overlaps the next steps (not after the last one)
                     background = rollouts.runs_in_background and config.mode == "async" and not last
                     record.update(monitor.evaluate(step, background=background))
+                if live:
+                    live.observe(record)
                 outputs.finish_step(step, record, trajectory_rows(groups, advantages), checkpoint)
             loop_s = metrics.loop_s()
             after = outputs.eval_after()
     finally:
+        if live:
+            live.close()
         rollouts.close()
     return outputs.finish_run(before, after, rollouts.summary(loop_s, config.train.steps - start.step))
 

@@ -172,6 +172,18 @@ class EngineLoop:
         with self._engine_turn():
             self.engine.version = version
 
+    def queue_gauges(self) -> dict[str, int]:
+        """What waits and what runs now (read without the lock: a scrape's snapshot, not a count
+        anything depends on)."""
+        scheduler = getattr(self.engine, "scheduler", None)
+        return {
+            "engine_calls_waiting": len(self._incoming),
+            "engine_calls_running": len(self._calls),
+            "engine_sequences_waiting": len(scheduler.waiting) if scheduler else 0,
+            "engine_sequences_running": len(scheduler.running) if scheduler else 0,
+            "policy_version": self.engine.version,
+        }
+
     def reset_usage(self) -> EngineUsage:
         with self._cond:
             usage, self.usage = self.usage, EngineUsage()

@@ -158,10 +158,24 @@ class ScheduledRollouts:
             **{f"scheduler/{k}": v for k, v in self._scheduler_totals().items()},
             "scheduler/workers": self.executor.target_workers,
             "domain_weights": dict(self.weights),
+            **failure_counts(batch.groups),
         }
         if self._control:
             record["control_revision"] = self._control.get("revision")
         return record
+
+    def live_gauges(self) -> dict:
+        """The run's live /metrics beside the latest step's record (live_metrics.py)."""
+        status = self.executor.status()
+        return {
+            "rollout_buffered": len(self.controller.buffer),
+            "rollout_in_flight": self.controller.in_flight,
+            **{f"scheduler/{k}": v for k, v in self._scheduler_totals().items()},
+            "scheduler/queued": status["queued"],
+            "scheduler/running": status["running"],
+            "scheduler/workers": status["target_workers"],
+            **self.server.queue_gauges(),
+        }
 
     def state_dict(self) -> dict:
         return {
@@ -222,6 +236,17 @@ class ScheduledRollouts:
         if control.get("workers"):
             self.workers = int(control["workers"])
             self.executor.scale(self.workers)
+
+
+def failure_counts(groups) -> dict[str, int]:
+    """`failures/<mode>`: the batch's episodes that ended in each failure mode (sandbox_died,
+    timeout, ...)."""
+    counts: dict[str, int] = {}
+    for group in groups:
+        for trajectory in getattr(group, "trajectories", ()):  # agent episodes; answer groups have none
+            if trajectory.failure_mode:
+                counts[f"failures/{trajectory.failure_mode}"] = counts.get(f"failures/{trajectory.failure_mode}", 0) + 1
+    return counts
 
 
 def _training_order(batch: list[BufferedGroup]) -> list[BufferedGroup]:

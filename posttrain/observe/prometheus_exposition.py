@@ -1,11 +1,12 @@
-"""`/metrics`: the latest step of every run in the Prometheus text format, for a scraper
-(Prometheus, then Grafana) watching live runs through the dashboard.
+"""Metric records in the Prometheus text format: the latest step of every run the dashboard
+shows (dashboard /metrics), and a live run's own endpoint ([logging] metrics_port).
 
 A key `<group>/<domain>/<name>` becomes `posttrain_<group>_<name>{run, domain}` and
 `<group>/<domain>` (reward/add, eval/add) `posttrain_<group>{run, domain}`, so a domain is a
-label, not part of a metric's name; `scheduler/<name>` becomes `posttrain_scheduler_<name>`
-(scheduler counts are not per domain); any other key its name. Every run also gets
-`posttrain_live` (1 while it is being written); `step` is `posttrain_step`."""
+label, not part of a metric's name; `failures/<mode>` labels the failure mode instead;
+`scheduler/<name>` becomes `posttrain_scheduler_<name>` (scheduler counts are not per domain);
+any other key its name. Every run also gets `posttrain_live` (1 while it is being written);
+`step` is `posttrain_step`."""
 
 from __future__ import annotations
 
@@ -18,18 +19,20 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector, CollectorRegistry
 
 _UNLABELLED_GROUPS = ("scheduler",)
+_LABEL_OF_GROUP = {"failures": "mode"}  # what the middle part of a group's keys is; else a domain
 
 
-def metric_name(key: str) -> tuple[str, str | None]:
-    """(the Prometheus name, the domain label or None) of a metrics.jsonl key."""
+def metric_name(key: str) -> tuple[str, dict[str, str]]:
+    """(the Prometheus name, its labels besides the run's) of a metrics.jsonl key."""
     parts = key.split("/")
+    label = _LABEL_OF_GROUP.get(parts[0], "domain")
     if len(parts) == 3 and parts[0] not in _UNLABELLED_GROUPS:
-        name, domain = f"{parts[0]}_{parts[2]}", parts[1]
+        name, labels = f"{parts[0]}_{parts[2]}", {label: parts[1]}
     elif len(parts) == 2 and parts[0] not in _UNLABELLED_GROUPS:
-        name, domain = parts[0], parts[1]
+        name, labels = parts[0], {label: parts[1]}
     else:
-        name, domain = "_".join(parts), None
-    return "posttrain_" + re.sub(r"[^a-zA-Z0-9_]", "_", name), domain
+        name, labels = "_".join(parts), {}
+    return "posttrain_" + re.sub(r"[^a-zA-Z0-9_]", "_", name), labels
 
 
 class LatestStepCollector(Collector):
@@ -56,9 +59,8 @@ class LatestStepCollector(Collector):
             for key, value in sorted(record.items()):
                 if not _is_number(value):
                     continue
-                name, domain = metric_name(key)
-                labels = {"run": run} if domain is None else {"run": run, "domain": domain}
-                add(name, labels, float(value), f"metrics.jsonl {key} at the run's latest step")
+                name, labels = metric_name(key)
+                add(name, {"run": run, **labels}, float(value), f"{key} at the run's latest step")
         yield from families.values()
 
 
@@ -66,7 +68,11 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def exposition(latest_records) -> bytes:
+def registry_of(latest_records) -> CollectorRegistry:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(LatestStepCollector(latest_records))
-    return generate_latest(registry)
+    return registry
+
+
+def exposition(latest_records) -> bytes:
+    return generate_latest(registry_of(latest_records))
