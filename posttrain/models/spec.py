@@ -2,7 +2,8 @@
 
     smollm2-135m | tiny-llama      the embedded models, on the builtin engine
     hf:DIR                          a Hugging Face checkpoint on transformers generation
-    builtin:DIR                     a Hugging Face (Llama-family) checkpoint on the builtin engine
+    builtin:DIR                     a Hugging Face checkpoint of a family the builtin engine implements
+                                    (llama, qwen2, qwen3, mistral, gemma: engine/builtin/model_families.py)
     vllm:DIR                        a checkpoint on vLLM (when installed)
     openai:BASE_URL#MODEL           any OpenAI-compatible server; the key from $OPENAI_API_KEY
                                     (or the variable named by --api-key-env)

@@ -21,6 +21,13 @@ from transformers import DynamicCache
 MIN_SHARED_TOKENS = 16
 
 
+def shares_prefixes(config) -> bool:
+    """Whether a model of this config can run a prefix once: not with sliding-window layers,
+    whose cache keeps only the window and masks the suffixes for that (those models train on
+    the full forward; the logprobs are the same to the bit either way)."""
+    return not any(DynamicCache(config=config).is_sliding)
+
+
 def common_prefix_length(sequences: list[list[int]]) -> int:
     """How many leading tokens all sequences have in common."""
     first = sequences[0]

@@ -18,7 +18,7 @@ from posttrain.rl import aggregate, gspo_loss, kl_penalty, nll_loss, ppo_clip_lo
 from posttrain.train.logprobs import pad_right, token_logprobs
 from posttrain.train.microbatch import shared_prompt_microbatches, token_budget_microbatches
 from posttrain.train.samples import TrainSample
-from posttrain.train.shared_prefix import shareable_prefix_length
+from posttrain.train.shared_prefix import shareable_prefix_length, shares_prefixes
 
 
 class PolicyTrainer:
@@ -42,7 +42,9 @@ class PolicyTrainer:
             raise ValueError("kl_coef > 0 needs a reference model")
         self.model.config.use_cache = False
         # checkpointed layers drop the cache the suffixes would attend to
-        self.share_prefixes = optim.shared_prefix and not optim.activation_checkpointing
+        self.share_prefixes = (
+            optim.shared_prefix and not optim.activation_checkpointing and shares_prefixes(model.config)
+        )
         if optim.activation_checkpointing:
             self.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         self.model.train()

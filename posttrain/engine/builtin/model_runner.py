@@ -1,4 +1,4 @@
-"""The forward pass over a paged KV cache, for Llama-family models.
+"""The forward pass over a paged KV cache, for the Llama-shaped families of model_families.py.
 
 The weights and every layer except attention are the Hugging Face model's own modules (norms,
 projections, rotary embedding, MLP), called exactly as `transformers` calls them, with the
@@ -18,15 +18,22 @@ draft brings several queries to that call, each seeing the keys up to its own po
 chunks attend causally to their own cached prefix. Attention is `invariant_attention`,
 which the trainer's model also uses: a token's logprob comes out the same to the bit whether it
 was computed in a decode step or in the trainer's full-sequence forward.
+
+Sliding-window layers (Mistral; Qwen2/3 where configured) use the same attention calls with the
+keys that fell out of the window masked: masked keys add exact zeros, as in the trainer's
+sliding-window mask, so the bits do not change.
 """
 
 from __future__ import annotations
+
+import copy
 
 import torch
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 from posttrain.engine.builtin.decode_cache import DecodeCache
 from posttrain.engine.builtin.invariant_attention import attend_rows
+from posttrain.engine.builtin.model_families import attention_windows, check_supported
 from posttrain.engine.builtin.row_invariance import RowInvariance, probe_model
 from posttrain.engine.builtin.scheduler import ScheduledChunk
 
@@ -40,6 +47,8 @@ class ModelRunner:
         decode_cache_bytes: int | None = None,
         invariance: RowInvariance | None = None,
     ) -> None:
+        self.family = check_supported(model.config)  # before anything runs: wrong logits are silent
+        self.windows = attention_windows(model.config)
         self.model = model.eval()
         # calls whose row count the kernels would round differently are padded (row_invariance.py)
         self.invariance = invariance or probe_model(model)
@@ -49,7 +58,6 @@ class ModelRunner:
         self.num_heads = config.num_attention_heads
         self.num_kv_heads = config.num_key_value_heads
         self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-        self.scaling = self.head_dim**-0.5
         self.dtype = next(model.parameters()).dtype
         self.scratch_slot = num_blocks * block_size  # one extra block: where padding rows write their KV
         shape = (self.num_layers, self.num_kv_heads, (num_blocks + 1) * block_size, self.head_dim)
@@ -95,7 +103,9 @@ class ModelRunner:
         for layer_index, layer in enumerate(inner.layers):
             residual = hidden
             hidden = layer.input_layernorm(hidden)
-            hidden = self._attention(layer.self_attn, layer_index, hidden, cos, sin, slot_mapping, plan)
+            hidden = self._attention(
+                layer.self_attn, layer_index, hidden, cos, sin, slot_mapping, plan.window(self.windows[layer_index])
+            )
             hidden = residual + hidden
             residual = hidden
             hidden = layer.post_attention_layernorm(hidden)
@@ -116,9 +126,13 @@ class ModelRunner:
 
     def _attention(self, attn, layer_index, hidden, cos, sin, slot_mapping, plan: _AttentionPlan):
         total = hidden.shape[1]
-        q = attn.q_proj(hidden).view(1, total, -1, self.head_dim).transpose(1, 2)
-        k = attn.k_proj(hidden).view(1, total, -1, self.head_dim).transpose(1, 2)
+        q = attn.q_proj(hidden).view(1, total, -1, self.head_dim)
+        k = attn.k_proj(hidden).view(1, total, -1, self.head_dim)
+        if self.family.qk_norm:  # per head, before the rotation (Qwen3)
+            q, k = attn.q_norm(q), attn.k_norm(k)
+        q, k = q.transpose(1, 2), k.transpose(1, 2)
         v = attn.v_proj(hidden).view(1, total, -1, self.head_dim).transpose(1, 2)
+        scaling = attn.scaling
         q, k = apply_rotary_pos_emb(q, k, cos, sin)
         k_cache, v_cache = self.k_cache[layer_index], self.v_cache[layer_index]
         k_cache[:, slot_mapping] = k[0]
@@ -149,7 +163,7 @@ class ModelRunner:
                 .expand(batch, kv, group, n, width)
                 .reshape(batch * kv, group * n, width)
             )
-            result = attend_rows(rows, keys, values, mask, self.scaling)
+            result = attend_rows(rows, keys, values, mask, scaling)
             if n == 1:
                 out[plan.cache_rows] = result.reshape(batch, -1, dim)
             else:
@@ -163,14 +177,14 @@ class ModelRunner:
             values = v_cache.view(blocked)[:, plan.decode_tables].reshape(kv * batch, width * self.block_size, dim)
             rows = q[plan.decode_rows].view(batch, kv, group, dim).transpose(0, 1).reshape(kv * batch, group, dim)
             mask = plan.decode_mask.view(1, batch, 1, -1).expand(kv, batch, group, -1).reshape(kv * batch, group, -1)
-            result = attend_rows(rows, keys, values, mask, self.scaling)  # [kv * batch, group, dim]
+            result = attend_rows(rows, keys, values, mask, scaling)  # [kv * batch, group, dim]
             out[plan.decode_rows] = result.view(kv, batch, group, dim).transpose(0, 1).reshape(batch, -1, dim)
         for rows_index, slots, mask in plan.prefills:
             n = len(rows_index)
             keys, values = k_cache[:, slots], v_cache[:, slots]  # [kv, context, dim]
             rows = q[rows_index].view(n, kv, group, dim).permute(1, 2, 0, 3).reshape(kv, group * n, dim)
             mask = mask.view(1, 1, n, -1).expand(kv, group, n, -1).reshape(kv, group * n, -1)
-            result = attend_rows(rows, keys, values, mask, self.scaling)  # rows g * n + t, as the trainer's
+            result = attend_rows(rows, keys, values, mask, scaling)  # rows g * n + t, as the trainer's
             out[rows_index] = result.view(kv, group, n, dim).permute(2, 0, 1, 3).reshape(n, -1, dim)
         return attn.o_proj(out.reshape(1, total, -1))
 
@@ -192,6 +206,28 @@ class _AttentionPlan:
         self.padded = padded  # padding rows attend to nothing: their output stays zero
         self._decode = decode
         self.cache_rows = self.decode_rows = None
+        self._windowed: dict[int, _AttentionPlan] = {}
+
+    def window(self, window: int | None) -> _AttentionPlan:
+        """This plan with the keys outside a sliding window masked (a query at position p sees
+        keys p - window < k <= p); the plan itself for full attention. Made once a step per window."""
+        if window is None:
+            return self
+        if window not in self._windowed:
+            plan = copy.copy(self)
+            if self.cache_rows is not None:
+                keys = torch.arange(self.cache_width)[None, None, :]
+                plan.cache_mask = self.cache_mask & (keys > self.cache_limit[:, :, None] - window)
+            if self.decode_rows is not None:
+                keys = torch.arange(self.decode_mask.shape[1])[None, :]
+                plan.decode_mask = self.decode_mask & (keys > self.decode_lengths[:, None] - 1 - window)
+            plan.prefills = []
+            for rows, slots, mask in self.prefills:
+                n, context = mask.shape
+                queries = context - n + torch.arange(n)
+                plan.prefills.append((rows, slots, mask & (torch.arange(context)[None, :] > queries[:, None] - window)))
+            self._windowed[window] = plan
+        return self._windowed[window]
 
     @staticmethod
     def _prefill(row: int, seq, start: int, n: int, block_size: int) -> tuple:
@@ -216,8 +252,8 @@ class _AttentionPlan:
         width = max(len(table) for _, table, _, _, _ in decode)
         # padding points at block 0: its keys are read but masked out
         self.decode_tables = torch.tensor([table + [0] * (width - len(table)) for _, table, _, _, _ in decode])
-        lengths = torch.tensor([context for _, _, context, _, _ in decode])
-        self.decode_mask = torch.arange(width * block_size)[None, :] < lengths[:, None]  # [batch, context]
+        self.decode_lengths = torch.tensor([context for _, _, context, _, _ in decode])
+        self.decode_mask = torch.arange(width * block_size)[None, :] < self.decode_lengths[:, None]  # [batch, context]
 
     def use_decode_cache(self, cache: DecodeCache, k_cache: torch.Tensor, v_cache: torch.Tensor) -> None:
         """Place this step's decoding sequences in the DecodeCache; the decode attention then
@@ -261,5 +297,5 @@ class _AttentionPlan:
         self.cache_valid = torch.tensor(valid, dtype=torch.long)
         self.cache_width = int(contexts.max())
         # query t of row b sees keys 0 .. starts[b] + t: [batch, n_max, width]
-        limit = starts[:, None] + torch.arange(n_max)[None, :]
-        self.cache_mask = torch.arange(self.cache_width)[None, None, :] <= limit[:, :, None]
+        self.cache_limit = starts[:, None] + torch.arange(n_max)[None, :]
+        self.cache_mask = torch.arange(self.cache_width)[None, None, :] <= self.cache_limit[:, :, None]
