@@ -15,6 +15,9 @@ from posttrain.errors import ConfigError
 # the rules tasks.answer_extraction implements; named here so a config is checked without it
 EXTRACTORS = ("full", "last_line", "answer_tag", "boxed", "last_number")
 GENERATED_PREFIXES = ("reasoning-gym:", "terminal-gen:")  # sources whose tasks are generated, not read from a path
+PATH_PREFIXES = ("jsonl:", "harbor:", "parquet:", "hf-dataset:")  # sources read from a file or folder
+TABLE_PREFIXES = ("parquet:", "hf-dataset:")  # sources with column mapping keys
+ANSWER_VERIFIERS = ("exact", "numeric", "math")  # built-in verifiers a domain may name
 
 
 # The agent's tool names (posttrain.agent.tools defines them; a test keeps the two in step).
@@ -92,7 +95,8 @@ class EngineConfig(_Strict):
 class DomainConfig(_Strict):
     name: str = Field(min_length=1)
     source: str = Field(
-        description="reasoning-gym:<generator>, jsonl:<path>, a path ending in .jsonl, "
+        description="reasoning-gym:<generator>, jsonl:<path>, a path ending in .jsonl, parquet:<path> (verl's "
+        "format), hf-dataset:<dir or data file> (datasets' save_to_disk, or a local .parquet/.jsonl/.json/.csv), "
         "harbor:<dir> (terminal tasks in Harbor format) or terminal-gen:<family>[,<family>...] / terminal-gen:all "
         "(generated terminal tasks)"
     )
@@ -113,13 +117,34 @@ class DomainConfig(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     prompt_template: str = "{question}"
     answer_extraction: str | None = None
+    verifier: str | list[str] | None = Field(
+        None,
+        description="the domain's reward, replacing each task's own: a built-in verifier (exact, numeric, math), "
+        "python:<module>:<function> (your function of (task dict, completion) returning a float in [0, 1] or a "
+        "dict with 'reward'), or a list of them summed with verifier_weights",
+    )
+    verifier_weights: list[float] | None = Field(None, description="one weight per verifier of the list (default 1)")
+    reward_timeout_s: float = Field(10.0, gt=0, description="python: verifiers: seconds one call may take")
+    prompt_column: str = Field("prompt", description="parquet/hf-dataset: the prompt (text or chat messages)")
+    answer_column: str | None = Field(
+        None,
+        description="parquet/hf-dataset: the ground truth; a dotted path reads inside a struct column "
+        "(default reward_model.ground_truth for parquet, answer for hf-dataset)",
+    )
+    data_source_column: str = Field(
+        "data_source", description="parquet/hf-dataset: the row's data source (kept in the task's metadata)"
+    )
+    data_sources: list[str] = Field(
+        default_factory=list, description="parquet/hf-dataset: only rows whose data source is one of these"
+    )
+    split: str = Field("train", description="hf-dataset: the split to read from a saved DatasetDict")
 
     def _path_prefix(self) -> str | None:
         """What precedes the task path in `source`: jsonl:, harbor:, nothing (a bare .jsonl
         path), or None when the tasks are generated."""
         if self.source.startswith(GENERATED_PREFIXES):
             return None
-        return next((prefix for prefix in ("jsonl:", "harbor:") if self.source.startswith(prefix)), "")
+        return next((prefix for prefix in PATH_PREFIXES if self.source.startswith(prefix)), "")
 
     def task_path(self, base_dir: Path) -> Path | None:
         """The file (jsonl) or folder (harbor) the tasks come from; None for generated ones.
@@ -135,12 +160,44 @@ class DomainConfig(_Strict):
     @field_validator("source")
     @classmethod
     def _known_source(cls, value: str) -> str:
-        if value.startswith((*GENERATED_PREFIXES, "jsonl:", "harbor:")) or value.endswith(".jsonl"):
+        if value.startswith((*GENERATED_PREFIXES, *PATH_PREFIXES)) or value.endswith(".jsonl"):
             return value
         raise ValueError(
-            "must be 'reasoning-gym:<generator>', 'jsonl:<path>', 'harbor:<dir>', "
-            "'terminal-gen:<family>[,<family>...]' or a path ending in .jsonl"
+            "must be 'reasoning-gym:<generator>', 'jsonl:<path>', 'parquet:<path>', 'hf-dataset:<path>', "
+            "'harbor:<dir>', 'terminal-gen:<family>[,<family>...]' or a path ending in .jsonl"
         )
+
+    def verifiers(self) -> list[tuple[str, float]]:
+        """The domain's (verifier, weight) pairs; [] when each task keeps its own."""
+        if self.verifier is None:
+            return []
+        names = [self.verifier] if isinstance(self.verifier, str) else list(self.verifier)
+        return list(zip(names, self.verifier_weights or [1.0] * len(names)))
+
+    @model_validator(mode="after")
+    def _known_verifiers(self) -> DomainConfig:
+        if self.verifier is None:
+            if self.verifier_weights is not None:
+                raise ValueError("verifier_weights needs a list of verifiers in verifier")
+            return self
+        names = [self.verifier] if isinstance(self.verifier, str) else self.verifier
+        if not names:
+            raise ValueError("verifier: an empty list; name at least one")
+        for name in names:
+            if name.startswith("python:"):
+                module, _, function = name.removeprefix("python:").partition(":")
+                if not module or not function or ":" in function:
+                    raise ValueError(f"verifier {name!r}: expected python:<module>:<function>")
+            elif name not in ANSWER_VERIFIERS:
+                choices = ", ".join(ANSWER_VERIFIERS)
+                raise ValueError(f"verifier {name!r}: unknown; choose one of {choices} or python:<module>:<function>")
+        if self.verifier_weights is not None and len(self.verifier_weights) != len(names):
+            raise ValueError(f"verifier_weights has {len(self.verifier_weights)} weights for {len(names)} verifiers")
+        if self.verifier_weights is not None and any(w < 0 for w in self.verifier_weights):
+            raise ValueError("verifier_weights must not be negative")
+        if self.kind == "terminal":
+            raise ValueError("verifier applies to answer domains; a terminal task's verifier is its tests")
+        return self
 
     @field_validator("difficulty", mode="before")
     @classmethod
@@ -175,6 +232,9 @@ class DomainConfig(_Strict):
             raise ValueError("difficulty applies only to a terminal-gen: source")
         if (self.tags or self.names) and not harbor:
             raise ValueError("tags and names select Harbor tasks: they need a harbor:<dir> source")
+        table_keys = ("answer_column", "data_sources")
+        if not self.source.startswith(TABLE_PREFIXES) and any(k in self.model_fields_set for k in table_keys):
+            raise ValueError("answer_column and data_sources apply to parquet: and hf-dataset: sources")
         return self
 
     @field_validator("prompt_template")

@@ -5,14 +5,44 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from posttrain.config import DomainConfig, RunConfig, config_relative_path
-from posttrain.errors import PosttrainError
+from posttrain.config import TABLE_PREFIXES, DomainConfig, RunConfig, config_relative_path
+from posttrain.errors import PosttrainError, TaskSourceError
+from posttrain.tasks.custom_rewards import PREFIX, check_importable, parse_reward_function
 from posttrain.tasks.domains import Domain, DomainMixture
-from posttrain.tasks.sources import HarborSource, JsonlSource, ReasoningGymSource, TaskSource
+from posttrain.tasks.sources import HarborSource, JsonlSource, ReasoningGymSource, ScoredBy, TaskSource
+from posttrain.tasks.table_sources import TableSource, read_dataset_rows, read_parquet_rows
 from posttrain.tasks.terminal_gen import TerminalGenSource, family_names
 
 
 def build_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
+    source = _read_source(cfg, base_dir)
+    if not cfg.verifiers():
+        return source
+    for name, _ in cfg.verifiers():
+        if name.startswith(PREFIX):
+            try:
+                check_importable(parse_reward_function(name, base_dir))
+            except TaskSourceError as exc:
+                raise TaskSourceError(f"domain {cfg.name!r}: {exc}") from exc
+    return ScoredBy(source, cfg.verifiers(), base_dir.resolve(), cfg.reward_timeout_s)
+
+
+def _read_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
+    if cfg.source.startswith(TABLE_PREFIXES):
+        path = cfg.task_path(base_dir)
+        parquet = cfg.source.startswith("parquet:")
+        rows = read_parquet_rows(path) if parquet else read_dataset_rows(path, cfg.split)
+        return TableSource(
+            cfg.name,
+            path,
+            rows,
+            cfg.prompt_column,
+            cfg.answer_column or ("reward_model.ground_truth" if parquet else "answer"),
+            cfg.data_source_column,
+            cfg.data_sources,
+            cfg.prompt_template,
+            cfg.answer_extraction,
+        )
     if cfg.source.startswith("reasoning-gym:"):
         return ReasoningGymSource(
             domain=cfg.name,

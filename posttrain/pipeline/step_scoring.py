@@ -53,6 +53,7 @@ def score_step(config: RunConfig, groups: list[RolloutGroup]):
         "completion_len_mean": sum(g.generated_tokens() for g in groups) / max(rewards.numel(), 1),
         "truncated_fraction": sum(g.truncated() for g in groups) / max(rewards.numel(), 1),
     }
+    record.update(reward_function_metrics([r for g in groups for r in g.rewards]))
     by_domain: dict[str, list[float]] = {}
     for g in groups:
         by_domain.setdefault(g.task.domain, []).extend(g.reward_values)
@@ -64,6 +65,19 @@ def score_step(config: RunConfig, groups: list[RolloutGroup]):
     total = sum(tokens.values()) or 1
     record.update({f"mixture/{d}/token_share": tokens.get(d, 0) / total for d in sorted(by_domain)})
     return record, samples, advantages
+
+
+def reward_function_metrics(rewards) -> dict[str, float]:
+    """`reward_errors`: samples whose reward function raised, hung or returned something out
+    of range (each scored 0; the message is in the sample's details); the mean of each extra
+    metric the functions returned, as `reward_extra/<name>`."""
+    record = {"reward_errors": float(sum(bool(r.details.get("reward_errors")) for r in rewards))}
+    extras: dict[str, list[float]] = {}
+    for reward in rewards:
+        for name, value in reward.details.get("reward_extras", {}).items():
+            extras.setdefault(name, []).append(value)
+    record.update({f"reward_extra/{name}": sum(v) / len(v) for name, v in sorted(extras.items())})
+    return record
 
 
 def trajectory_rows(groups, advantages: torch.Tensor):

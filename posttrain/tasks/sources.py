@@ -151,3 +151,28 @@ class HarborSource:
 
     def get(self, index: int) -> Task:
         return self.tasks[index]
+
+
+class ScoredBy:
+    """A source whose tasks are scored by the domain's `verifier` (one, or several with weights)
+    instead of their own; everything else is the wrapped source's."""
+
+    def __init__(self, source: TaskSource, verifiers: list[tuple[str, float]], search_path: Path, timeout_s: float):
+        self.source = source
+        if len(verifiers) == 1 and verifiers[0][1] == 1.0:
+            self.verifier, extra = verifiers[0][0], {}
+        else:
+            self.verifier, extra = "weighted", {"rewards": [[name, weight] for name, weight in verifiers]}
+        if any(name.startswith("python:") for name, _ in verifiers):
+            extra |= {"reward_search_path": str(search_path), "reward_timeout_s": timeout_s}
+        self.metadata = extra
+
+    def __getattr__(self, name: str):
+        return getattr(self.source, name)
+
+    def __len__(self) -> int:
+        return len(self.source)
+
+    def get(self, index: int) -> Task:
+        task = self.source.get(index)
+        return task.model_copy(update={"verifier": self.verifier, "metadata": {**task.metadata, **self.metadata}})

@@ -2,6 +2,12 @@
 
 Names: `exact`, `numeric`, `math` (math-verify), `reasoning-gym` (the generator's own
 `score_answer`). Each extracts the answer by the task's `metadata["answer_extraction"]` rule.
+
+`python:module:function` is the user's own function (custom_rewards.py); a task whose verifier
+is `weighted` is scored by each of `metadata["rewards"]` ([name, weight] pairs) and gets their
+weighted sum, passing when every one passes (TRL's reward_funcs with reward_weights). A user
+function that raises, hangs or returns something other than a number in [0, 1] scores 0 for
+that sample, with the message in `details["reward_errors"]`; the run goes on and counts them.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from functools import lru_cache
 from typing import Callable
 
 from posttrain.tasks.answer_extraction import extract_answer
+from posttrain.tasks.custom_rewards import PREFIX, RewardFunctionError, call_reward_function, parse_reward_function
 from posttrain.tasks.records import Reward, Task
 
 Verifier = Callable[[str, Task], Reward]
@@ -83,11 +90,49 @@ VERIFIERS: dict[str, Verifier] = {
 }
 
 
+WEIGHTED = "weighted"
+DEFAULT_REWARD_TIMEOUT_S = 10.0
+
+
 def get_verifier(name: str) -> Verifier:
+    if name.startswith(PREFIX):
+        return lambda text, task: verify_with_function(name, text, task)
     if name not in VERIFIERS:
-        raise KeyError(f"unknown verifier {name!r}; choose one of {sorted(VERIFIERS)}")
+        raise KeyError(f"unknown verifier {name!r}; choose one of {sorted(VERIFIERS)} or python:<module>:<function>")
     return VERIFIERS[name]
 
 
+def verify_with_function(spec: str, text: str, task: Task) -> Reward:
+    """The user's function on (task as a dict, completion text); a failure is this sample's
+    reward error, not the run's."""
+    reward = parse_reward_function(spec, task.metadata.get("reward_search_path"))
+    record = task.model_dump(include={"id", "domain", "instruction", "answer", "metadata"})
+    timeout = float(task.metadata.get("reward_timeout_s", DEFAULT_REWARD_TIMEOUT_S))
+    try:
+        value, extras = call_reward_function(reward, record, text, timeout)
+    except RewardFunctionError as exc:
+        return Reward(value=0.0, passed=False, details={"reward_errors": [f"{spec}: {exc}"]})
+    return Reward(value=value, passed=value >= 1.0, details={"reward_extras": extras} if extras else {})
+
+
+def verify_weighted(text: str, task: Task) -> Reward:
+    value, passed, parts, errors, extras = 0.0, True, {}, [], {}
+    for name, weight in task.metadata["rewards"]:
+        reward = get_verifier(name)(text, task)
+        value += weight * reward.value
+        passed = passed and reward.passed
+        parts[name] = reward.value
+        errors += reward.details.get("reward_errors", [])
+        extras.update(reward.details.get("reward_extras", {}))
+    details = {"rewards": parts}
+    if errors:
+        details["reward_errors"] = errors
+    if extras:
+        details["reward_extras"] = extras
+    return Reward(value=value, passed=passed, details=details)
+
+
 def score(text: str, task: Task) -> Reward:
+    if task.verifier == WEIGHTED:
+        return verify_weighted(text, task)
     return get_verifier(task.verifier)(text, task)

@@ -1,0 +1,179 @@
+"""Reward functions the user writes: `verifier = "python:my_module:my_function"`.
+
+    def my_function(task: dict, completion: str) -> float | dict:
+        # task: {"id", "domain", "instruction", "answer", "metadata"}
+        return 1.0 if completion.strip() == str(task["answer"]) else 0.0
+        # or {"reward": 0.5, "format_ok": 1.0}: extra numbers become metrics
+
+like TRL's `reward_funcs` and verl's `custom_reward_function`. The module is imported from the
+Python path, with the run config's folder in front, so `my_module.py` beside the config works.
+
+A user function may raise, hang or return nonsense, and one bad sample must not end a run. So
+the functions run in a worker process (`RewardWorker`, started on first use and kept): a call
+that raises comes back as its message; one that outlives its timeout has its worker killed (a
+fresh one starts with the next call); a result that is not a number in [0, 1] (or a dict
+holding one as `reward`) is refused here. Each of these is a `RewardFunctionError` whose
+message the verifier records on the sample (posttrain.tasks.verifiers).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import multiprocessing
+import sys
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from posttrain.errors import TaskSourceError
+
+PREFIX = "python:"
+
+
+class RewardFunctionError(Exception):
+    """One call of a user's reward function failed; the message says how."""
+
+
+@dataclass(frozen=True)
+class RewardFunction:
+    module: str
+    function: str
+    search_path: str | None = None  # a folder to import the module from (the config's)
+
+    @property
+    def spec(self) -> str:
+        return f"{PREFIX}{self.module}:{self.function}"
+
+
+def parse_reward_function(spec: str, search_path: Path | None = None) -> RewardFunction:
+    """'python:module:function' -> RewardFunction; ValueError naming the problem."""
+    module, _, function = spec.removeprefix(PREFIX).partition(":")
+    if not spec.startswith(PREFIX) or not module or not function or ":" in function:
+        raise ValueError(f"{spec!r}: expected python:<module>:<function>")
+    return RewardFunction(module, function, str(search_path) if search_path else None)
+
+
+def check_importable(reward: RewardFunction) -> None:
+    """Import the function here, once, so a typo fails at start-up (TaskSourceError), not on
+    every sample."""
+    try:
+        with _on_path(reward.search_path):
+            function = getattr(importlib.import_module(reward.module), reward.function, None)
+    except Exception as exc:  # the user's module failed to import: say why
+        raise TaskSourceError(f"verifier {reward.spec!r}: cannot import {reward.module}: {exc}") from exc
+    if not callable(function):
+        raise TaskSourceError(f"verifier {reward.spec!r}: module {reward.module} has no function {reward.function!r}")
+
+
+def checked_result(result) -> tuple[float, dict[str, float]]:
+    """(reward, extra metrics) from what a function returned; RewardFunctionError otherwise."""
+    extras: dict[str, float] = {}
+    if isinstance(result, dict):
+        if "reward" not in result:
+            raise RewardFunctionError(f"returned a dict without 'reward' (keys: {sorted(result)[:5]})")
+        extras = {str(k): v for k, v in result.items() if k != "reward"}
+        bad = [k for k, v in extras.items() if not _is_number(v)]
+        if bad:
+            raise RewardFunctionError(f"returned non-numeric extra metric(s) {bad}")
+        extras = {k: float(v) for k, v in extras.items()}
+        result = result["reward"]
+    if not _is_number(result):
+        raise RewardFunctionError(f"returned {type(result).__name__} {result!r:.60}; expected a number in [0, 1]")
+    value = float(result)
+    if not 0.0 <= value <= 1.0:
+        raise RewardFunctionError(f"returned {value!r}, outside [0, 1]")
+    return value, extras
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@contextmanager
+def _on_path(folder: str | None):
+    if folder is None or folder in sys.path:
+        yield
+        return
+    sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        sys.path.remove(folder)
+
+
+def _serve(connection) -> None:
+    """The worker's loop: (module, function, search path, task, completion) in, ("ok", result)
+    or ("error", message) out."""
+    functions = {}
+    while True:
+        try:
+            module, name, folder, task, completion = connection.recv()
+        except EOFError:
+            return
+        try:
+            key = (module, name, folder)
+            if key not in functions:
+                with _on_path(folder):
+                    functions[key] = getattr(importlib.import_module(module), name)
+            reply = ("ok", functions[key](task, completion))
+        except BaseException as exc:  # anything the user's code raises is the sample's error
+            reply = ("error", f"raised {type(exc).__name__}: {exc}")
+        try:
+            connection.send(reply)
+        except Exception as exc:  # an unpicklable result
+            connection.send(("error", f"returned something that cannot be sent back ({exc})"))
+
+
+class RewardWorker:
+    """One process that runs reward functions, replaced when a call hangs or kills it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process = None
+        self._connection = None
+
+    def call(self, reward: RewardFunction, task: dict, completion: str, timeout_s: float):
+        """The function's raw result; RewardFunctionError when it raised, hung or died."""
+        with self._lock:
+            if self._process is None or not self._process.is_alive():
+                self._start()
+            self._connection.send((reward.module, reward.function, reward.search_path, task, completion))
+            if not self._connection.poll(timeout_s):
+                self._stop()
+                raise RewardFunctionError(f"timed out after {timeout_s:g} s")
+            try:
+                status, value = self._connection.recv()
+            except EOFError:
+                self._stop()
+                raise RewardFunctionError("its worker process died") from None
+        if status == "error":
+            raise RewardFunctionError(value)
+        return value
+
+    def _start(self) -> None:
+        context = multiprocessing.get_context("spawn")  # no fork of a process holding torch threads
+        ours, theirs = context.Pipe()
+        self._process = context.Process(target=_serve, args=(theirs,), daemon=True, name="posttrain-rewards")
+        self._process.start()
+        theirs.close()
+        self._connection = ours
+
+    def _stop(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.join()
+        self._process = self._connection = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+
+WORKER = RewardWorker()
+
+
+def call_reward_function(reward: RewardFunction, task: dict, completion: str, timeout_s: float):
+    """(reward in [0, 1], extra metrics), or RewardFunctionError with the reason."""
+    return checked_result(WORKER.call(reward, task, completion, timeout_s))
