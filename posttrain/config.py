@@ -232,8 +232,7 @@ class DomainConfig(_Strict):
             raise ValueError("difficulty applies only to a terminal-gen: source")
         if (self.tags or self.names) and not harbor:
             raise ValueError("tags and names select Harbor tasks: they need a harbor:<dir> source")
-        table_keys = ("answer_column", "data_sources")
-        if not self.source.startswith(TABLE_PREFIXES) and any(k in self.model_fields_set for k in table_keys):
+        if not self.source.startswith(TABLE_PREFIXES) and (self.answer_column is not None or self.data_sources):
             raise ValueError("answer_column and data_sources apply to parquet: and hf-dataset: sources")
         return self
 
