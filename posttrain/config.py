@@ -67,9 +67,25 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
 
 
+class LoraConfig(_Strict):
+    r: int = Field(16, ge=1, description="the adapters' rank")
+    alpha: float = Field(32.0, gt=0, description="scale: the update is alpha / r * B A")
+    dropout: float = Field(0.0, ge=0, lt=1, description="dropout on the adapters' input (0 keeps logprobs exact)")
+    target_modules: list[str] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"],
+        min_length=1,
+        description="names of the linear layers that get adapters",
+    )
+
+
 class ModelConfig(_Strict):
     name: str = "smollm2-135m"
     dtype: Literal["float32", "bfloat16"] = "float32"
+    lora: LoraConfig | None = Field(
+        None,
+        description="train LoRA adapters (PEFT) instead of every weight; the engine gets the merged weights "
+        "after each step and checkpoints hold the adapters",
+    )
 
 
 class EngineConfig(_Strict):

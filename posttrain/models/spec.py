@@ -59,9 +59,10 @@ def local_model_dir(name: str) -> Path | None:
     if name in EMBEDDED:
         return None
     path = Path(name.removeprefix("hf:")).expanduser()
-    if not (path / "config.json").is_file():
+    if not (path / "config.json").is_file() and not (path / "adapter_config.json").is_file():
         raise ModelLoadError(
-            f"model {name!r}: no config.json in {path}; give a Hugging Face model directory, "
+            f"model {name!r}: no config.json (or adapter_config.json) in {path}; give a Hugging Face model "
+            "directory, a LoRA adapter directory, "
             f"{' or '.join(repr(e) for e in EMBEDDED)}"
         )
     return path

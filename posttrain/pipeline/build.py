@@ -128,11 +128,41 @@ def load_policy_pair(config: RunConfig, weights_from: Path | None = None):
     from posttrain.models.loading import load_model
 
     warn_if_bf16_is_emulated(config)
+    if config.model.lora is not None:
+        return _load_lora_policy_pair(config, weights_from)
     spec = str(weights_from) if weights_from else config.model.name
     trainer_model = load_model(spec, "float32", seed=config.seed)
     if config.engine.backend == "builtin":
         use_engine_kernels(trainer_model)
     engine_model = load_model(spec, config.model.dtype, seed=config.seed)
+    return trainer_model, engine_model
+
+
+def _load_lora_policy_pair(config: RunConfig, weights_from: Path | None):
+    """With [model] lora: the trainer's model is the base with adapters (fresh, or a checkpoint's
+    when `weights_from` holds adapters); the engine's is the base with them merged."""
+    import torch
+
+    from posttrain.engine.builtin.engine_kernels import use_engine_kernels
+    from posttrain.models.loading import is_adapter_dir, load_model
+    from posttrain.models.spec import local_model_dir
+    from posttrain.train.lora import load_lora, merged_lora_weights, with_lora
+
+    adapters = weights_from if weights_from is not None and is_adapter_dir(weights_from) else None
+    base_spec = str(weights_from) if weights_from is not None and adapters is None else config.model.name
+    base = load_model(base_spec, "float32", seed=config.seed)
+    if config.engine.backend == "builtin":
+        use_engine_kernels(base)
+    if adapters is not None:
+        trainer_model = load_lora(base, adapters)
+    else:
+        directory = local_model_dir(base_spec)
+        trainer_model = with_lora(base, config.model.lora, str(directory.resolve()) if directory else base_spec)
+    engine_model = load_model(base_spec, config.model.dtype, seed=config.seed)
+    params = dict(engine_model.named_parameters())
+    with torch.no_grad():
+        for name, tensor in merged_lora_weights(trainer_model):
+            params[name].copy_(tensor)
     return trainer_model, engine_model
 
 

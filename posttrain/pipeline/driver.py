@@ -167,7 +167,7 @@ def rl_step(
         record.update(stats)
         attach_trainer_values(batch.groups, samples, trainer.last_token_values)
     fault_point("train_step")
-    rollouts.publish(trainer.model.named_parameters() if samples else None, version=step)
+    rollouts.publish(trainer.engine_weights() if samples else None, version=step)
     record.update(metrics.record(step, batch, train_tokens=record.get("train_tokens", 0.0)))
     return record, batch.groups, advantages
 

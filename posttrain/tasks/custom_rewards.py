@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import importlib
 import math
-import multiprocessing
+import os
+import pickle
+import select
+import subprocess
 import sys
 import threading
 from contextlib import contextmanager
@@ -103,13 +106,13 @@ def _on_path(folder: str | None):
         sys.path.remove(folder)
 
 
-def _serve(connection) -> None:
-    """The worker's loop: (module, function, search path, task, completion) in, ("ok", result)
-    or ("error", message) out."""
+def _serve(requests, replies) -> None:
+    """The worker's loop: pickled (module, function, search path, task, completion) in,
+    ("ok", result) or ("error", message) out."""
     functions = {}
     while True:
         try:
-            module, name, folder, task, completion = connection.recv()
+            module, name, folder, task, completion = pickle.load(requests)
         except EOFError:
             return
         try:
@@ -121,31 +124,45 @@ def _serve(connection) -> None:
         except BaseException as exc:  # anything the user's code raises is the sample's error
             reply = ("error", f"raised {type(exc).__name__}: {exc}")
         try:
-            connection.send(reply)
+            payload = pickle.dumps(reply)
         except Exception as exc:  # an unpicklable result
-            connection.send(("error", f"returned something that cannot be sent back ({exc})"))
+            payload = pickle.dumps(("error", f"returned something that cannot be sent back ({exc})"))
+        replies.write(payload)
+        replies.flush()
+
+
+def _import_roots() -> list[str]:
+    """The worker imports this very posttrain (the folder above the package) first."""
+    package_root = str(Path(__file__).resolve().parents[2])
+    inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return [package_root, *inherited]
 
 
 class RewardWorker:
-    """One process that runs reward functions, replaced when a call hangs or kills it."""
+    """One process (`python -m posttrain.tasks.custom_rewards`) that runs reward functions,
+    replaced when a call hangs or kills it. A plain subprocess, not multiprocessing: nothing of
+    the parent (its torch threads, its __main__) is forked or re-imported."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._process = None
-        self._connection = None
+        self._process: subprocess.Popen | None = None
 
     def call(self, reward: RewardFunction, task: dict, completion: str, timeout_s: float):
         """The function's raw result; RewardFunctionError when it raised, hung or died."""
         with self._lock:
-            if self._process is None or not self._process.is_alive():
+            if self._process is None or self._process.poll() is not None:
                 self._start()
-            self._connection.send((reward.module, reward.function, reward.search_path, task, completion))
-            if not self._connection.poll(timeout_s):
-                self._stop()
-                raise RewardFunctionError(f"timed out after {timeout_s:g} s")
+            process = self._process
             try:
-                status, value = self._connection.recv()
-            except EOFError:
+                request = (reward.module, reward.function, reward.search_path, task, completion)
+                process.stdin.write(pickle.dumps(request))
+                process.stdin.flush()
+                ready, _, _ = select.select([process.stdout], [], [], timeout_s)
+                if not ready:
+                    self._stop()
+                    raise RewardFunctionError(f"timed out after {timeout_s:g} s")
+                status, value = pickle.load(process.stdout)
+            except (EOFError, OSError, pickle.UnpicklingError):
                 self._stop()
                 raise RewardFunctionError("its worker process died") from None
         if status == "error":
@@ -153,18 +170,20 @@ class RewardWorker:
         return value
 
     def _start(self) -> None:
-        context = multiprocessing.get_context("spawn")  # no fork of a process holding torch threads
-        ours, theirs = context.Pipe()
-        self._process = context.Process(target=_serve, args=(theirs,), daemon=True, name="posttrain-rewards")
-        self._process.start()
-        theirs.close()
-        self._connection = ours
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "posttrain.tasks.custom_rewards"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(_import_roots())},
+        )
 
     def _stop(self) -> None:
         if self._process is not None:
             self._process.kill()
-            self._process.join()
-        self._process = self._connection = None
+            self._process.wait()
+            for pipe in (self._process.stdin, self._process.stdout):
+                pipe.close()
+        self._process = None
 
     def close(self) -> None:
         with self._lock:
@@ -177,3 +196,11 @@ WORKER = RewardWorker()
 def call_reward_function(reward: RewardFunction, task: dict, completion: str, timeout_s: float):
     """(reward in [0, 1], extra metrics), or RewardFunctionError with the reason."""
     return checked_result(WORKER.call(reward, task, completion, timeout_s))
+
+
+if __name__ == "__main__":
+    # the replies go to the real stdout; the user's prints go to stderr instead of into them
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    _serve(sys.stdin.buffer, replies)

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from posttrain.faults import fault_point
+from posttrain.train.lora import is_lora
 
 _STEP_DIR = re.compile(r"^step-(\d+)$")
 
@@ -46,7 +47,9 @@ def save_checkpoint(
     final = checkpoints / f"step-{step}"
     tmp = checkpoints / f".tmp-step-{step}"
     shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp, safe_serialization=True)
+    # LoRA: the adapters alone; PEFT's "auto" check of the embeddings would look the base up online
+    extra = {"save_embedding_layers": False} if is_lora(model) else {}
+    model.save_pretrained(tmp, safe_serialization=True, **extra)
     tokenizer.save_pretrained(tmp)
     torch.save({**trainer_state, "rng": rng_state()}, tmp / "trainer_state.pt")
     if pipeline_state is not None:

@@ -16,6 +16,7 @@ import torch
 from posttrain.config import AlgorithmConfig, OptimConfig
 from posttrain.rl import aggregate, gspo_loss, kl_penalty, nll_loss, ppo_clip_loss, truncated_importance_weights
 from posttrain.train.logprobs import pad_right, token_logprobs
+from posttrain.train.lora import is_lora, merged_lora_weights
 from posttrain.train.microbatch import shared_prompt_microbatches, token_budget_microbatches
 from posttrain.train.samples import TrainSample
 from posttrain.train.shared_prefix import shareable_prefix_length, shares_prefixes
@@ -57,6 +58,11 @@ class PolicyTrainer:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda step: min(1.0, (step + 1) / (optim.warmup_steps + 1))
         )
+
+    def engine_weights(self):
+        """(name, tensor) pairs the engine needs after a step: every parameter, or with LoRA the
+        adapted layers' merged weights (lora.py)."""
+        return merged_lora_weights(self.model) if is_lora(self.model) else self.model.named_parameters()
 
     def state_dict(self) -> dict:
         return {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()}

@@ -29,6 +29,7 @@ def task(answer, verifier="python:user_rewards:misbehaving", **metadata):
         ("range", "returned 2.5, outside [0, 1]"),
         ("text", "returned str 'yes'; expected a number in [0, 1]"),
         ("no-reward", "returned a dict without 'reward'"),
+        ("exit", "its worker process died"),
     ],
 )
 def test_a_failing_reward_is_the_samples_error_with_its_message(kind, message):
@@ -45,6 +46,7 @@ def test_a_hanging_reward_times_out_and_the_next_call_gets_a_fresh_worker():
     assert time.perf_counter() - started < 5
     assert score("42", task("fine")).value == 1.0  # the hung worker was killed and replaced
     assert score("", task("fine")).value == 0.0
+    assert score("42", task("print")).value == 0.75  # the user's stdout does not mix with the replies
 
 
 def test_a_dict_reward_brings_extra_metrics_and_weights_combine_rewards():

@@ -1,6 +1,7 @@
 """Reward functions as a user writes them, for the custom-reward tests (imported by path from
 the test's config folder, as `python:user_rewards:<function>`)."""
 
+import os
 import time
 
 
@@ -21,4 +22,9 @@ def misbehaving(task, completion):
         return "yes"
     if kind == "no-reward":
         return {"score": 1.0}
+    if kind == "exit":
+        os._exit(3)
+    if kind == "print":
+        print("a stray print must not break the worker's replies")
+        return 0.75
     return 1.0 if completion.strip() else 0.0

@@ -256,7 +256,7 @@ class _Stage:
         )
 
     def _sync_engine(self) -> None:
-        self.engine.update_weights(self.trainer.model.named_parameters(), version=self.step)
+        self.engine.update_weights(self.trainer.engine_weights(), version=self.step)
 
     def _save_model(self) -> None:
         tmp = self.sd.root / ".tmp-model"
