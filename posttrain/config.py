@@ -450,12 +450,18 @@ class MonitorConfig(_Strict):
 class LoggingConfig(_Strict):
     """`[logging]`: where each step's record goes besides RUN_DIR/metrics.jsonl (always written).
     tensorboard: event files in RUN_DIR/tensorboard/ (`tensorboard --logdir RUN_DIR/tensorboard`),
-    every numeric value of the record as a scalar at its step (docs/dashboard.md). metrics_port:
-    the run serves Prometheus /metrics while it trains (engine and scheduler queues, workers,
-    retries, the latest step's record)."""
+    every numeric value of the record as a scalar at its step (docs/dashboard.md).
+    wandb: a Weights & Biases run in RUN_DIR/wandb/ (offline by default: no network, no account;
+    `wandb sync` uploads it later), the same values at their steps and the run config.
+    metrics_port: the run serves Prometheus /metrics while it trains (engine and scheduler
+    queues, workers, retries, the latest step's record)."""
 
-    report_to: list[Literal["tensorboard"]] = Field(
-        default_factory=list, description="metric sinks besides metrics.jsonl: tensorboard"
+    report_to: list[Literal["tensorboard", "wandb"]] = Field(
+        default_factory=list, description="metric sinks besides metrics.jsonl: tensorboard, wandb"
+    )
+    wandb_project: str = Field("posttrain", min_length=1, description="wandb: the W&B project")
+    wandb_mode: Literal["offline", "online"] = Field(
+        "offline", description="wandb: offline writes RUN_DIR/wandb/ only; online logs live (needs a login)"
     )
     metrics_port: int | None = Field(
         None,
@@ -473,6 +479,8 @@ class LoggingConfig(_Strict):
 
         if "tensorboard" in sinks and importlib.util.find_spec("tensorboard") is None:
             raise ValueError("tensorboard is not installed: pip install tensorboard (or posttrain[tensorboard])")
+        if "wandb" in sinks and importlib.util.find_spec("wandb") is None:
+            raise ValueError("wandb is not installed: pip install wandb (or posttrain[wandb])")
         return sinks
 
 

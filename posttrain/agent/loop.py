@@ -181,7 +181,7 @@ def _start(
     )
     episode.context = LayeredContext(chat, system, instruction, config.max_context_tokens, config.reply_tokens)
     try:
-        built = build_task_environment(task)
+        built = build_task_environment(task, backend)
         episode.workdir = built.workdir
         episode.sandbox = open_task_sandbox(task, backend, built)
         policy.begin(EpisodeView(task, [], 0, episode.sandbox, episode.workdir))

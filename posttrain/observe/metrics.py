@@ -27,12 +27,22 @@ class JsonlMetricsSink:
 class MetricSinks:
     """metrics.jsonl and the sinks of `[logging] report_to`, written together."""
 
-    def __init__(self, path: Path, report_to: list[str] = (), resume_after: int | None = None) -> None:
+    def __init__(
+        self, path: Path, report_to: list[str] = (), resume_after: int | None = None, logging=None, run_config=None
+    ) -> None:
+        """`logging`: the [logging] settings (wandb's project and mode); `run_config`: the
+        resolved run config as a dict, W&B's run config."""
         self.sinks: list[Any] = [JsonlMetricsSink(path)]
         if "tensorboard" in report_to:
             from posttrain.observe.tensorboard_sink import TensorBoardSink
 
             self.sinks.append(TensorBoardSink(path.parent / "tensorboard", resume_after))
+        if "wandb" in report_to:
+            from posttrain.observe.wandb_sink import WandbSink
+
+            project, mode = (logging.wandb_project, logging.wandb_mode) if logging else ("posttrain", "offline")
+            name = path.parent.resolve().name
+            self.sinks.append(WandbSink(path.parent / "wandb", name, run_config or {}, project, mode))
 
     def write(self, record: dict[str, Any]) -> None:
         for sink in self.sinks:

@@ -164,7 +164,13 @@ class RunOutputs:
         self.store = TrajectoryStore(rd.trajectories)
         if resume:
             self.store.delete_after(trained_through)
-        self.metrics = MetricSinks(rd.metrics, config.logging.report_to, trained_through if resume else None)
+        self.metrics = MetricSinks(
+            rd.metrics,
+            config.logging.report_to,
+            trained_through if resume else None,
+            logging=config.logging,
+            run_config=config.model_dump(mode="json", exclude_none=True),
+        )
         self.started = time.perf_counter()
         self.progress = TrainingProgress(config.train.steps, len(heldout), console=console)
         self.evals = HeldoutEvals(config, evaluation_engine, tokenizer, heldout, self.progress)

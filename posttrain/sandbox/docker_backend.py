@@ -274,6 +274,7 @@ class DockerSandbox(AsyncSandboxMixin):
     ) -> None:
         self.spec = spec or SandboxSpec()
         self.id = sandbox_id or uuid.uuid4().hex[:12]
+        image = self.spec.image or image
         self.image = image
         self.name = f"posttrain-{self.id}"
         if self.spec.rootfs is not None:

@@ -72,6 +72,7 @@ class BuiltEnvironment:
     notes: list[str] = field(default_factory=list)
     allow_network: bool = False  # the task's policy (a record's allow_network); builds always have network
     key: str = ""  # the key of the last layer: equal keys, equal environments
+    image: str | None = None  # docker backend: the task's image (built by the engine or pulled); no layers
     cache_hits: int = 0  # steps found in the cache
     steps_run: int = 0  # steps built now (RUN steps executed, file layers written)
     log: list[str] = field(default_factory=list)  # one line per step: "hit|built <key> <where> <instruction>"
@@ -90,6 +91,7 @@ class BuiltEnvironment:
             limits=limits or SandboxLimits(),
             allow_network=self.allow_network if allow_network is None else allow_network,
             system_writable=self.system_writable,
+            image=self.image,
         )
 
 

@@ -66,6 +66,7 @@ class SandboxSpec:
     allow_network: bool = False
     rootfs: Path | None = None  # a root filesystem directory instead of the host's system dirs
     system_writable: bool = False  # /usr, /etc, /var, /opt writable (overlays over the host's): apt/pip installs
+    image: str | None = None  # docker backend: the container's image (a task's built or pulled one)
 
 
 def directory_tar(local_dir: Path) -> bytes:

@@ -1,7 +1,8 @@
 """Real directories for the dashboard's tests, made once per session by the real commands:
-a 2-step training run of tiny-llama with the per-domain monitor and TensorBoard on, an oracle
+a 2-step training run of tiny-llama with the per-domain monitor, TensorBoard and W&B on, an oracle
 eval of one terminal task, and an inspection of it; and a dashboard server over them."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -16,7 +17,9 @@ from tests.conftest import write_tiny_config
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "tasks" / "terminal" / "count-lines"
-EXTRA_CONFIG = '\n[monitor]\nevery = 1\nitems = 4\n\n[logging]\nreport_to = ["tensorboard"]\n'
+# W&B (offline) where it is installed: test_wandb_sink.py reads its files back
+SINKS = '["tensorboard", "wandb"]' if importlib.util.find_spec("wandb") else '["tensorboard"]'
+EXTRA_CONFIG = f"\n[monitor]\nevery = 1\nitems = 4\n\n[logging]\nreport_to = {SINKS}\n"
 
 
 def _posttrain(*args) -> subprocess.Popen:
