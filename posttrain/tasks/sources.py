@@ -168,6 +168,8 @@ class ScoredBy:
         self.metadata = extra
 
     def __getattr__(self, name: str):
+        if name == "source":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
         return getattr(self.source, name)
 
     def __len__(self) -> int:
