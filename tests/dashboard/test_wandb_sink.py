@@ -43,6 +43,11 @@ def wandb_records(path):
             yield _record(pending + chunk)
 
 
+def _key(item):
+    """W&B stores a key with a "/" (mixture/add/weight) as its parts, in nested_key."""
+    return item.key or "/".join(item.nested_key)
+
+
 def _record(raw):
     record = wandb_internal_pb2.Record()
     record.ParseFromString(raw)
@@ -56,7 +61,7 @@ def test_the_offline_wandb_run_holds_the_config_and_the_values_of_metrics_jsonl(
     for record in wandb_records(wandb_file):
         kind = record.WhichOneof("record_type")
         if kind == "history":
-            history[record.history.step.num] = {item.key: json.loads(item.value_json) for item in record.history.item}
+            history[record.history.step.num] = {_key(item): json.loads(item.value_json) for item in record.history.item}
         elif kind == "run":
             run = record.run
     assert run.project == "posttrain" and run.display_name == run_dir.name
