@@ -5,15 +5,14 @@ builds the Dockerfile (build args included) or pulls the image: those tests need
 engine, which this machine does not have, and skip saying so."""
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from posttrain.agent.task_sandbox import build_task_environment
+from posttrain.cli import app
 from posttrain.sandbox.docker_backend import docker_available
 from posttrain.sandbox.docker_images import build_task_image, image_tag
 from posttrain.sandbox.interface import SandboxError
@@ -51,19 +50,13 @@ def test_bwrap_runs_an_image_the_host_stands_in_for(tmp_path):
 def test_eval_reports_the_refused_image_as_the_tasks_environment_error(tmp_path):
     task_with_image(tmp_path / "suite", "mcr.microsoft.com/dotnet/sdk:8.0")
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "posttrain.cli", "eval", "--tasks", str(tmp_path / "suite"), "--agent", "oracle"]
-        + ["--out", str(out), "--concurrency", "1"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)},
-        timeout=300,
-    )
-    assert (out / "summary.json").is_file(), proc.stderr[-2000:]
-    found = json.dumps(json.loads((out / "summary.json").read_text())) + proc.stdout + proc.stderr
-    found += "".join(p.read_text(errors="replace") for p in out.rglob("*.json*"))
-    assert "mcr.microsoft.com/dotnet/sdk:8.0" in found and "--backend docker" in found
+    args = ["eval", "--tasks", str(tmp_path / "suite"), "--agent", "oracle", "--out", str(out), "--concurrency", "1"]
+    result = CliRunner().invoke(app, args)
+    assert (out / "summary.json").is_file(), result.output[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["pass_at_1"] == 0.0 and sum(summary["failure_modes"].values()) == 1
+    found = "".join(p.read_text(errors="replace") for p in out.rglob("*.json*"))
+    assert "environment.docker_image 'mcr.microsoft.com/dotnet/sdk:8.0'" in found and "--backend docker" in found
 
 
 def test_a_built_images_tag_follows_its_inputs(tmp_path):
