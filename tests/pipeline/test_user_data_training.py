@@ -11,7 +11,9 @@ from pathlib import Path
 import datasets
 import pyarrow
 import pyarrow.parquet
+import pytest
 
+from posttrain.errors import PosttrainError
 from posttrain.pipeline.driver import train
 
 CONFIG = """
@@ -99,3 +101,26 @@ def test_two_steps_on_parquet_and_dataset_sources_with_custom_rewards(tmp_path):
             assert "reward_errors" not in details
     assert set(errors) <= {"raised", "returned", "timed"} and len(errors) >= 2, errors
     assert (out / "checkpoints" / "step-2" / "model.safetensors").is_file()
+
+
+def empty_prompt_in_row_4(directory: Path) -> str:
+    rows = pyarrow.parquet.read_table(directory / "gsm.parquet").to_pylist()
+    rows[4]["prompt"] = []
+    pyarrow.parquet.write_table(pyarrow.Table.from_pylist(rows), directory / "gsm.parquet")
+    return f"{directory / 'gsm.parquet'}: row 4: column 'prompt': expected text or chat messages"
+
+
+def a_reward_function_that_does_not_exist(directory: Path) -> str:
+    config = directory / "run.toml"
+    config.write_text(config.read_text().replace("user_rewards:length_reward", "user_rewards:absent"))
+    return "domain 'gsm': verifier 'python:user_rewards:absent': module user_rewards has no function 'absent'"
+
+
+@pytest.mark.parametrize("spoil", [empty_prompt_in_row_4, a_reward_function_that_does_not_exist])
+def test_bad_input_stops_the_run_before_it_writes_anything(tmp_path, spoil):
+    config = write_run_inputs(tmp_path)
+    message = spoil(tmp_path)
+    with pytest.raises(PosttrainError) as caught:
+        train(config, tmp_path / "run")
+    assert str(caught.value).startswith(message)
+    assert not (tmp_path / "run").exists()  # refused before the run directory is written
