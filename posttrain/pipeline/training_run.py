@@ -138,11 +138,29 @@ def check_run(config_path: Path | None, out: Path, resume: bool, needs_sft: bool
     run = open_run(config_path, out, resume)
     if needs_sft and run.config.sft is None:
         raise PosttrainError(f"{config_path or run.run_dir.config}: no [sft] table; posttrain sft needs one")
+    if run.config.engine.backend == "builtin":
+        check_builtin_family(run.config.model.name)
     sources = build_sources(run.config, run.config_dir)
     mixture = build_mixture(run.config, run.config_dir, sources=sources, gate=False)
     if run.config.sft is not None:
         check_sft_data(run.config, run.config_dir)
     return CheckedRun(run, sources, mixture)
+
+
+def check_builtin_family(model: str) -> None:
+    """The builtin engine computes only the families it implements: refuse another model_type
+    from its config.json, before a run directory is written or any weight is loaded."""
+    from transformers import AutoConfig
+
+    from posttrain.engine.builtin.model_families import check_supported
+    from posttrain.models.loading import adapter_base_model, is_adapter_dir
+    from posttrain.models.spec import local_model_dir
+
+    directory = local_model_dir(model)
+    while directory is not None and is_adapter_dir(directory):
+        directory = local_model_dir(adapter_base_model(directory))
+    if directory is not None:
+        check_supported(AutoConfig.from_pretrained(directory))
 
 
 def check_sft_data(config: RunConfig, config_dir: Path) -> None:

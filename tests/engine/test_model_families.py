@@ -29,9 +29,10 @@ from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.evaluate.engine_agreement import verify_engine
 from posttrain.models.loading import load_model
 from posttrain.models.token_ids import chat_prompt_ids
+from posttrain.pipeline.driver import train
 from posttrain.train.samples import TrainSample
 from posttrain.train.trainer import PolicyTrainer
-from tests.conftest import expects_bit_equality
+from tests.conftest import expects_bit_equality, write_tiny_config
 
 SHAPE = dict(
     vocab_size=49152,
@@ -162,6 +163,11 @@ def test_an_unsupported_family_is_refused_in_one_line_before_loading(tmp_path, t
     assert len(errors) == 1 and "'gpt2'" in errors[0] and "llama, qwen2, qwen3, mistral, gemma" in errors[0]
     with pytest.raises(UnsupportedModelError, match="gpt2"):
         BuiltinEngine(AutoModelForCausalLM.from_pretrained(path), tokenizer, num_blocks=8)
+    config = write_tiny_config(tmp_path, steps=1, checkpoint_every=1)
+    config.write_text(config.read_text().replace('name = "tiny-llama"', f'name = "{path}"'))
+    with pytest.raises(UnsupportedModelError, match="model_type 'gpt2'"):
+        train(config, tmp_path / "run")
+    assert not (tmp_path / "run").exists()  # refused before the run directory is written
 
 
 def test_verify_command_prints_the_report(family_dirs):
