@@ -39,6 +39,7 @@ FAMILIES = {
     "gemma": Family(),
 }
 SUPPORTED = tuple(FAMILIES)
+_LAYER_TYPES = {"full_attention", "sliding_attention"}  # transformers' layer_types the runner computes
 
 
 class UnsupportedModelError(ModelLoadError):
@@ -60,9 +61,6 @@ def check_supported(config) -> Family:
             f"the builtin engine does not support {model_type} layer types {other}; supported: {sorted(_LAYER_TYPES)}"
         )
     return FAMILIES[model_type]
-
-
-_LAYER_TYPES = {"full_attention", "sliding_attention"}
 
 
 def attention_windows(config) -> list[int | None]:
