@@ -10,7 +10,6 @@ A model name is one of:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import torch
@@ -18,11 +17,10 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, Llama
 
 from posttrain.errors import ModelLoadError
 from posttrain.models.smollm2 import smollm2_dir
-from posttrain.models.spec import local_model_dir
+from posttrain.models.spec import adapter_base_model, is_adapter_dir, local_model_dir
 
 SMOLLM2 = "smollm2-135m"
 TINY_LLAMA = "tiny-llama"
-ADAPTER_CONFIG = "adapter_config.json"
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -58,22 +56,6 @@ def tiny_llama_config(vocab_size: int = 49152) -> LlamaConfig:
         eos_token_id=2,
         pad_token_id=2,
     )
-
-
-def is_adapter_dir(path) -> bool:
-    """A directory of LoRA adapters (PEFT's adapter_config.json) rather than a whole model."""
-    return (Path(path) / ADAPTER_CONFIG).is_file() and not (Path(path) / "config.json").is_file()
-
-
-def adapter_base_model(directory: Path) -> str:
-    """The model an adapter directory was trained on (its adapter_config.json)."""
-    try:
-        base = json.loads((directory / ADAPTER_CONFIG).read_text()).get("base_model_name_or_path")
-    except json.JSONDecodeError as exc:
-        raise ModelLoadError(f"{directory / ADAPTER_CONFIG}: not valid JSON ({exc.msg})") from exc
-    if not base:
-        raise ModelLoadError(f"{directory / ADAPTER_CONFIG}: no base_model_name_or_path: which model do they adapt?")
-    return base
 
 
 def load_model(spec: str, dtype: str = "float32", seed: int = 0) -> PreTrainedModel:

@@ -14,12 +14,14 @@ engine a spec names.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from posttrain.errors import ModelLoadError, PosttrainError
 
 EMBEDDED = ("smollm2-135m", "tiny-llama")
+ADAPTER_CONFIG = "adapter_config.json"
 _LOCAL_BACKENDS = ("hf", "builtin", "vllm")
 
 
@@ -66,3 +68,19 @@ def local_model_dir(name: str) -> Path | None:
             f"{' or '.join(repr(e) for e in EMBEDDED)}"
         )
     return path
+
+
+def is_adapter_dir(path) -> bool:
+    """A directory of LoRA adapters (PEFT's adapter_config.json) rather than a whole model."""
+    return (Path(path) / ADAPTER_CONFIG).is_file() and not (Path(path) / "config.json").is_file()
+
+
+def adapter_base_model(directory: Path) -> str:
+    """The model an adapter directory was trained on (its adapter_config.json)."""
+    try:
+        base = json.loads((directory / ADAPTER_CONFIG).read_text()).get("base_model_name_or_path")
+    except json.JSONDecodeError as exc:
+        raise ModelLoadError(f"{directory / ADAPTER_CONFIG}: not valid JSON ({exc.msg})") from exc
+    if not base:
+        raise ModelLoadError(f"{directory / ADAPTER_CONFIG}: no base_model_name_or_path: which model do they adapt?")
+    return base

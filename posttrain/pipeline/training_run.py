@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from posttrain.config import RunConfig, config_relative_path, dump_config, load_config
-from posttrain.errors import PosttrainError
+from posttrain.errors import ModelLoadError, PosttrainError
 from posttrain.models.spec import local_model_dir
 from posttrain.pipeline.run_dir import RunDir
 from posttrain.storage.atomic import write_text_atomic
@@ -150,17 +150,21 @@ def check_run(config_path: Path | None, out: Path, resume: bool, needs_sft: bool
 def check_builtin_family(model: str) -> None:
     """The builtin engine computes only the families it implements: refuse another model_type
     from its config.json, before a run directory is written or any weight is loaded."""
-    from transformers import AutoConfig
+    import json
+    from types import SimpleNamespace
 
     from posttrain.engine.builtin.model_families import check_supported
-    from posttrain.models.loading import adapter_base_model, is_adapter_dir
-    from posttrain.models.spec import local_model_dir
+    from posttrain.models.spec import adapter_base_model, is_adapter_dir, local_model_dir
 
     directory = local_model_dir(model)
     while directory is not None and is_adapter_dir(directory):
         directory = local_model_dir(adapter_base_model(directory))
-    if directory is not None:
-        check_supported(AutoConfig.from_pretrained(directory))
+    if directory is not None:  # config.json read as it is: transformers (and torch) load later
+        try:
+            config = json.loads((directory / "config.json").read_text())
+        except json.JSONDecodeError as exc:
+            raise ModelLoadError(f"{directory / 'config.json'}: not valid JSON ({exc.msg})") from exc
+        check_supported(SimpleNamespace(**config))
 
 
 def check_sft_data(config: RunConfig, config_dir: Path) -> None:
