@@ -244,6 +244,12 @@ class TrainConfig(_Strict):
     checkpoint_every: int = Field(10, ge=1)
     keep_checkpoints: int = Field(2, ge=1)
     bootstrap_samples: int = Field(2000, ge=100)
+    world_size: int = Field(
+        1,
+        ge=1,
+        description="trainer processes: > 1 shards the policy over them with FSDP2 (gloo on CPU, NCCL on GPU), "
+        "launched by torch.distributed.run (`posttrain train --nproc N` sets it); rank 0 drives the run",
+    )
 
 
 class SchedulerConfig(_Strict):
@@ -436,7 +442,18 @@ class RunConfig(_Strict):
             raise ValueError("at least one [[domains]] entry is required")
         _check_pipeline(self)
         _check_monitor(self)
+        _check_world_size(self)
         return self
+
+
+def _check_world_size(config: RunConfig) -> None:
+    """What a sharded trainer does not do (yet): name the setting to change."""
+    if config.train.world_size == 1:
+        return
+    if config.sft is not None:
+        raise ValueError("train.world_size > 1: the [sft] warm start trains on one process; run it apart")
+    if config.monitor.conflict_every:
+        raise ValueError("train.world_size > 1: gradient-conflict monitoring runs on one process (conflict_every = 0)")
 
 
 def _check_monitor(config: RunConfig) -> None:

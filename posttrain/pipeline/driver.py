@@ -7,7 +7,7 @@ rollout side and the trainer do the work.
         batch   = rollouts.next_batch(step)          # groups: engine token ids, logprobs, rewards
         samples = score(batch)                       # group-relative advantages, dynamic sampling
         stats   = trainer.step(samples)              # loss, KL, clip, TIS, logprob mismatch
-        rollouts.publish(trainer.weights, step)      # weight sync; lets the next rollouts in
+        rollouts.publish(trainer.named_weights(), step)  # weight sync; lets the next rollouts in
         finish the step: trajectories, metrics, held-out eval every N, checkpoint every M
 """
 
@@ -136,8 +136,10 @@ def run_rl(
                     record.update(monitor.evaluate(step))
                 outputs.finish_step(step, record, trajectory_rows(groups, advantages), checkpoint)
             loop_s = metrics.loop_s()
+            trainer.close()  # other trainer ranks are done: the rest is rank 0's
             after = outputs.eval_after()
     finally:
+        trainer.close()
         rollouts.close()
     return outputs.finish_run(before, after, rollouts.summary(loop_s, config.train.steps - start.step))
 
@@ -156,7 +158,7 @@ def rl_step(
         record.update(stats)
         attach_trainer_values(batch.groups, samples, trainer.last_token_values)
     fault_point("train_step")
-    rollouts.publish(trainer.model.named_parameters() if samples else None, version=step)
+    rollouts.publish(trainer.named_weights() if samples else None, version=step)
     record.update(metrics.record(step, batch, train_tokens=record.get("train_tokens", 0.0)))
     return record, batch.groups, advantages
 
