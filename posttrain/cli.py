@@ -70,6 +70,12 @@ def train_command(
         help="Trainer processes (sets [train] world_size): more than 1 starts them with torch.distributed.run "
         "and shards the policy over them with FSDP2 (gloo on CPU, NCCL on GPU); rank 0 runs the rollouts.",
     ),
+    from_url: str | None = typer.Option(
+        None,
+        "--from",
+        help="With --resume: first download the run published at this URL ([storage] url, e.g. "
+        "s3://bucket/runs/NAME: its files and latest complete checkpoint) into --out, which must be new.",
+    ),
 ) -> None:
     """Train a policy with RL (GRPO, RLOO, REINFORCE++; PPO-clip or GSPO loss) on the config's
     domains. Writes OUT/config.toml, metrics.jsonl, trajectories.sqlite, checkpoints/step-N/
@@ -87,7 +93,27 @@ def train_command(
     share of every step's samples (docs/scale_out.md); checkpoints then hold
     the optimizer's shards, and a run resumes at any --nproc.
     """
+    if from_url is not None:
+        _fetch_published_run(from_url, out, resume)
     _run_resumable("train", config, out, resume, check, nproc)
+
+
+def _fetch_published_run(url: str, out: Path | None, resume: bool) -> None:
+    from posttrain.pipeline.run_mirror import fetch_run
+    from posttrain.train.process_group import launched_world_size
+
+    if not resume or out is None:
+        fail("--from URL resumes a published run: posttrain train --resume --out NEW_DIR --from URL")
+    if launched_world_size() > 1:  # a trainer rank: the command that launched the ranks fetched the run
+        return
+    if out.exists() and any(out.iterdir()):
+        fail(f"{out}: not empty; --from downloads the run into a new directory")
+    try:
+        step = fetch_run(url, out)
+    except PosttrainError as exc:
+        fail(str(exc))
+    where = f"its checkpoint at step {step}" if step else "no checkpoint yet"
+    console.print(f"fetched {url} into {out}: {where}", highlight=False)
 
 
 @app.command("sft", short_help="Supervised warm start for agents: demonstrations, then rejection sampling.")

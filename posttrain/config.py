@@ -397,6 +397,25 @@ class LoggingConfig(_Strict):
         return sinks
 
 
+class StorageConfig(_Strict):
+    """`[storage]`: where the run directory is published besides its local --out (docs/scale_out.md)."""
+
+    url: str | None = Field(
+        None,
+        description="an fsspec URL (s3://bucket/runs/NAME, gs://..., file:///...): every checkpoint is published "
+        "there whole (files, then a manifest) with the run's files; `posttrain train --resume --out DIR --from URL` "
+        "resumes it on any machine. Credentials from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
+        "AWS_ENDPOINT_URL for S3-compatible servers)",
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _is_url(cls, value: str | None) -> str | None:
+        if value is not None and "://" not in value:
+            raise ValueError(f"{value!r} is not a URL (expected e.g. s3://bucket/runs/NAME)")
+        return value
+
+
 class RunConfig(_Strict):
     seed: int = 0
     threads: int | None = Field(
@@ -415,6 +434,7 @@ class RunConfig(_Strict):
     mixture: MixtureConfig = Field(default_factory=MixtureConfig)
     monitor: MonitorConfig = Field(default_factory=MonitorConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    storage: StorageConfig = Field(default_factory=StorageConfig)
     mode: Literal["sync", "async"] = Field(
         "sync",
         description="sync: generate, then train; async: generation and training overlap under [async] max_staleness",

@@ -26,6 +26,7 @@ from posttrain.pipeline.inline_rollouts import InlineRollouts
 from posttrain.pipeline.rollout import attach_trainer_values
 from posttrain.pipeline.rollout_job import run_rollout_job
 from posttrain.pipeline.rollout_source import RolloutSource
+from posttrain.pipeline.run_mirror import RunMirror
 from posttrain.pipeline.run_outputs import RunOutputs, load_eval, save_step_checkpoint
 from posttrain.pipeline.scheduled_rollouts import ScheduledRollouts
 from posttrain.pipeline.sft.stage import run_sft_stage
@@ -101,6 +102,7 @@ def run_rl(
         line_printer(console)(f"resuming: from the checkpoint at step {start.step} of {config.train.steps}")
     trainer = start.trainer
     rollouts = open_rollouts(config, start, tokenizer, mixture, rd.root, job_fn)
+    mirror = RunMirror(config.storage.url, rd) if config.storage.url else None
     try:
         outputs = RunOutputs(
             config, rd, resume, start.step, start.wall_s, rollouts.engine, tokenizer, heldout, console=console
@@ -108,7 +110,7 @@ def run_rl(
         metrics = StepMetrics(rollouts)
 
         def checkpoint(step: int) -> None:
-            save_step_checkpoint(
+            path = save_step_checkpoint(
                 config,
                 rd,
                 step,
@@ -118,6 +120,8 @@ def run_rl(
                 wall_s=outputs.wall_s(),
                 pipeline_state=rollouts.state_dict(),
             )
+            if mirror is not None:
+                mirror.publish_checkpoint(path, keep=config.train.keep_checkpoints)
 
         monitor = DomainMonitor(config, mixture, outputs.evals, line_printer(console))
         conflicts = DomainConflicts(config, rd.root / CONFLICTS, start.step)
@@ -141,7 +145,10 @@ def run_rl(
     finally:
         trainer.close()
         rollouts.close()
-    return outputs.finish_run(before, after, rollouts.summary(loop_s, config.train.steps - start.step))
+    summary = outputs.finish_run(before, after, rollouts.summary(loop_s, config.train.steps - start.step))
+    if mirror is not None:
+        mirror.publish_run_files()
+    return summary
 
 
 def rl_step(

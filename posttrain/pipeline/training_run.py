@@ -148,6 +148,10 @@ def check_run(
     from posttrain.pipeline.build import build_mixture, build_sources
 
     run = open_run(config_path, out, resume, world_size)
+    if run.config.storage.url:
+        from posttrain.storage.artifact_store import ArtifactStore
+
+        ArtifactStore(run.config.storage.url)  # an unknown protocol, or its package missing, fails here
     if needs_sft and run.config.sft is None:
         raise PosttrainError(f"{config_path or run.run_dir.config}: no [sft] table; posttrain sft needs one")
     sources = build_sources(run.config, run.config_dir)
