@@ -285,6 +285,13 @@ def _register_subcommands() -> None:
     app.add_typer(
         trajectories_app, name="trajectories", short_help="A run's stored samples: export as JSONL or Parquet."
     )
+    from posttrain.scheduler.cli import app as jobs_app
+    from posttrain.scheduler.cli import submit_command
+
+    app.command("submit", short_help="Submit a training run to a Ray cluster; prints the job id at once.")(
+        submit_command
+    )
+    app.add_typer(jobs_app, name="jobs", short_help="Jobs on a Ray cluster: list, status, logs, stop.")
     from posttrain.dashboard.cli import dashboard_command
 
     app.command("dashboard", short_help="A web dashboard over run, eval and inspect directories: curves, tokens.")(

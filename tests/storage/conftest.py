@@ -1,10 +1,11 @@
 import pytest
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def s3_server():
     """A real S3-compatible server (moto's, over HTTP on a free port) and its endpoint URL; the
-    clients find it through the environment, as a user's would."""
+    clients find it through the environment, as a user's would. One per session: fsspec caches
+    its S3 file system, endpoint included, for the life of the process."""
     from moto.server import ThreadedMotoServer
 
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
