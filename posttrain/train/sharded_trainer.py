@@ -25,7 +25,7 @@ from torch.distributed.fsdp import FSDPModule, fully_shard
 from posttrain.train.microbatch import token_budget_microbatches
 from posttrain.train.rank_shares import rank_shares
 from posttrain.train.samples import TrainSample
-from posttrain.train.trainer import PolicyTrainer, _Totals
+from posttrain.train.trainer import PolicyTrainer, StepTotals
 
 
 def shard_model(model: torch.nn.Module) -> torch.nn.Module:
@@ -70,7 +70,7 @@ class ShardedPolicyTrainer(PolicyTrainer):
         mine += [[padding]] * (max(len(mbs) for mbs in per_rank) - len(mine))
         return [*samples, _padding_sample(self.pad_id)], mine
 
-    def _combine_totals(self, totals: _Totals) -> None:
+    def _combine_totals(self, totals: StepTotals) -> None:
         keys = sorted(totals.sums)
         summed = torch.tensor([totals.loss, *(totals.sums[k] for k in keys)], dtype=torch.float64)
         dist.all_reduce(summed)

@@ -139,13 +139,13 @@ class PolicyTrainer:
         a sharded trainer's share, plus padding (see ShardedPolicyTrainer)."""
         return samples, self._microbatches(samples)
 
-    def _combine_totals(self, totals: _Totals) -> None:
+    def _combine_totals(self, totals: StepTotals) -> None:
         """Make the first update's statistics the whole batch's: nothing to do on one process."""
 
-    def _accumulate_gradients(self, batch: _Batch, first_epoch: bool) -> _Totals:
+    def _accumulate_gradients(self, batch: _Batch, first_epoch: bool) -> StepTotals:
         """Clears `.grad`, then backpropagates the loss micro-batch by micro-batch into it."""
         self.optimizer.zero_grad(set_to_none=True)
-        totals = _Totals()
+        totals = StepTotals()
         for mb, prefix in zip(batch.microbatches, batch.prefixes):
             self._microbatch(
                 batch.samples, mb, prefix, batch.normalizer, batch.old_logprobs, batch.reference, totals, first_epoch
@@ -279,7 +279,9 @@ def _first_completion_position(samples: list[TrainSample], indices: list[int]) -
     return min(len(samples[i].prompt_ids) for i in indices) - 1
 
 
-class _Totals:
+class StepTotals:
+    """The first update's running sums over micro-batches, for its statistics."""
+
     def __init__(self) -> None:
         self.loss = 0.0
         self.mismatch_max = 0.0
