@@ -3,12 +3,7 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -17,53 +12,31 @@ import pytest
 from typer.testing import CliRunner
 
 from posttrain.cli import app
-
-ROOT = Path(__file__).resolve().parents[2]
-RAY = Path(sys.executable).with_name("ray")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.scheduler.ray_nodes import ROOT, RayHead, free_port
 
 
 @pytest.fixture(scope="module")
 def ray_head():
-    """A one-node Ray cluster of its own (every port chosen free, its own temp dir, no token: a
-    token file another cluster left in ~/.ray would otherwise switch it on), stopped with its
-    `ray start --block` process; yields the job API's address."""
+    """A one-node Ray cluster of its own with its dashboard (which serves the job API); yields
+    the job API's address."""
     pytest.importorskip("aiohttp_cors", reason="needs ray[default] (the dashboard serves the job API)")
     temp = Path(tempfile.mkdtemp(prefix="ptray-", dir="/tmp"))
     dashboard = free_port()
-    env = {
-        **os.environ,
-        "RAY_USAGE_STATS_ENABLED": "0",
-        "RAY_AUTH_MODE": "disabled",
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",  # the job's `python`
-    }
-    ports = {
-        "--port": free_port(),
-        "--dashboard-port": dashboard,
-        "--ray-client-server-port": free_port(),
-        "--dashboard-agent-listen-port": free_port(),
-        "--dashboard-agent-grpc-port": free_port(),
-        "--metrics-export-port": free_port(),
-        "--runtime-env-agent-port": free_port(),
-    }
-    head = subprocess.Popen(
-        [str(RAY), "start", "--head", "--block", "--include-dashboard=true", "--dashboard-host=127.0.0.1",
-         "--num-cpus=1", "--object-store-memory=100000000", f"--temp-dir={temp}", "--disable-usage-stats",
-         *(f"{flag}={port}" for flag, port in ports.items())],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
+    head = RayHead(
+        temp,
+        dashboard_port=dashboard,
+        include_dashboard="true",
+        dashboard_host="127.0.0.1",
+        num_cpus=1,
+        object_store_memory=100_000_000,
+    )
     address = f"http://127.0.0.1:{dashboard}"
     try:
         from ray.job_submission import JobSubmissionClient
 
         deadline = time.monotonic() + 120
         while True:
-            assert head.poll() is None, "ray start --head exited"
+            assert head.alive(), "ray start --head exited"
             try:
                 JobSubmissionClient(address).list_jobs()
                 break
@@ -72,11 +45,7 @@ def ray_head():
                 time.sleep(1)
         yield address
     finally:
-        head.terminate()  # ray start --block stops the processes it started
-        try:
-            head.wait(timeout=60)
-        finally:
-            os.killpg(head.pid, signal.SIGKILL)  # whatever of its session is left
+        head.stop()
         shutil.rmtree(temp, ignore_errors=True)
 
 
