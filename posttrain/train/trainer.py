@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
@@ -77,9 +78,11 @@ class PolicyTrainer:
             self.optimizer.step()
             self.scheduler.step()
             if epoch == 0:
+                self._combine_totals(totals)
                 stats = totals.summary(batch.n_tokens)
                 self.last_token_values = [totals.token_values.get(i) for i in range(len(samples))]
-            stats["grad_norm"] = float(grad_norm)
+            # a sharded model's norm is a replicated DTensor
+            stats["grad_norm"] = float(grad_norm.full_tensor() if hasattr(grad_norm, "full_tensor") else grad_norm)
         stats["lr"] = self.scheduler.get_last_lr()[0]
         stats["train_tokens"] = float(sum(s.length for s in samples))
         # tokens each forward and backward pass did not run: a shared prefix once per micro-batch
@@ -104,13 +107,25 @@ class PolicyTrainer:
         self.optimizer.zero_grad(set_to_none=True)
         return gradients
 
+    def close(self) -> None:
+        """Nothing to let go on one process (TrainerRanks releases the other ranks)."""
+
+    def write_files(self, directory: Path) -> None:
+        """The model's Hugging Face files, for a checkpoint."""
+        self.model.save_pretrained(directory, safe_serialization=True)
+
+    def named_weights(self):
+        """(name, full tensor) of every parameter, for the engine's weight sync."""
+        return self.model.named_parameters()
+
     def _prepare(self, samples: list[TrainSample]) -> _Batch:
-        microbatches = self._microbatches(samples)
-        prefixes = [self._prefix_length(samples, mb) for mb in microbatches]
+        # the normalizer counts the whole batch: a sharded rank runs only its share of it
         n_tokens = sum(s.trained_tokens for s in samples)
         normalizer = float(n_tokens if self.algo.aggregation == "token_mean" else len(samples))
         if self.algo.loss == "gspo":  # GSPO averages per sequence by definition
             normalizer = float(len(samples))
+        samples, microbatches = self._plan(samples)
+        prefixes = [self._prefix_length(samples, mb) for mb in microbatches]
         old_logprobs = None
         if self.algo.updates_per_batch > 1:
             old_logprobs = self._all_logprobs(samples, microbatches, prefixes, self.model)
@@ -119,10 +134,18 @@ class PolicyTrainer:
             reference = self._all_logprobs(samples, microbatches, prefixes, self.reference_model)
         return _Batch(samples, microbatches, prefixes, n_tokens, normalizer, old_logprobs, reference)
 
-    def _accumulate_gradients(self, batch: _Batch, first_epoch: bool) -> _Totals:
+    def _plan(self, samples: list[TrainSample]) -> tuple[list[TrainSample], list[list[int]]]:
+        """The samples this trainer runs and its micro-batches of their indices: all of them here;
+        a sharded trainer's share, plus padding (see ShardedPolicyTrainer)."""
+        return samples, self._microbatches(samples)
+
+    def _combine_totals(self, totals: StepTotals) -> None:
+        """Make the first update's statistics the whole batch's: nothing to do on one process."""
+
+    def _accumulate_gradients(self, batch: _Batch, first_epoch: bool) -> StepTotals:
         """Clears `.grad`, then backpropagates the loss micro-batch by micro-batch into it."""
         self.optimizer.zero_grad(set_to_none=True)
-        totals = _Totals()
+        totals = StepTotals()
         for mb, prefix in zip(batch.microbatches, batch.prefixes):
             self._microbatch(
                 batch.samples, mb, prefix, batch.normalizer, batch.old_logprobs, batch.reference, totals, first_epoch
@@ -256,7 +279,9 @@ def _first_completion_position(samples: list[TrainSample], indices: list[int]) -
     return min(len(samples[i].prompt_ids) for i in indices) - 1
 
 
-class _Totals:
+class StepTotals:
+    """The first update's running sums over micro-batches, for its statistics."""
+
     def __init__(self) -> None:
         self.loss = 0.0
         self.mismatch_max = 0.0

@@ -248,7 +248,7 @@ class _Stage:
         save_checkpoint(
             self.sd.checkpoints,
             self.step,
-            self.trainer.model,
+            self.trainer.write_files,
             self.tokenizer,
             self.trainer.state_dict(),
             {"stage": "sft"},
