@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -62,6 +63,19 @@ def train_command(
         help="Check the config and build its domains, print the resolved plan (domains and their sizes, "
         "steps, samples) and exit; loads no model and writes nothing.",
     ),
+    nproc: int | None = typer.Option(
+        None,
+        "--nproc",
+        min=1,
+        help="Trainer processes (sets [train] world_size): more than 1 starts them with torch.distributed.run "
+        "and shards the policy over them with FSDP2 (gloo on CPU, NCCL on GPU); rank 0 runs the rollouts.",
+    ),
+    from_url: str | None = typer.Option(
+        None,
+        "--from",
+        help="With --resume: first download the run published at this URL ([storage] url, e.g. "
+        "s3://bucket/runs/NAME: its files and latest complete checkpoint) into --out, which must be new.",
+    ),
 ) -> None:
     """Train a policy with RL (GRPO, RLOO, REINFORCE++; PPO-clip or GSPO loss) on the config's
     domains. Writes OUT/config.toml, metrics.jsonl, trajectories.sqlite, checkpoints/step-N/
@@ -73,8 +87,33 @@ def train_command(
     config, the model directory, every domain's files and tasks. A start that fails before
     training leaves only OUT/config.toml; running again with a fixed config replaces it.
     Ctrl-C stops at once; `--resume` continues from the last checkpoint.
+
+    \b
+    --nproc N (or [train] world_size): N trainer processes, each taking its
+    share of every step's samples (docs/scale_out.md); checkpoints then hold
+    the optimizer's shards, and a run resumes at any --nproc.
     """
-    _run_resumable("train", config, out, resume, check)
+    if from_url is not None:
+        _fetch_published_run(from_url, out, resume)
+    _run_resumable("train", config, out, resume, check, nproc)
+
+
+def _fetch_published_run(url: str, out: Path | None, resume: bool) -> None:
+    from posttrain.pipeline.run_mirror import fetch_run
+    from posttrain.train.process_group import launched_world_size
+
+    if not resume or out is None:
+        fail("--from URL resumes a published run: posttrain train --resume --out NEW_DIR --from URL")
+    if launched_world_size() > 1:  # a trainer rank: the command that launched the ranks fetched the run
+        return
+    if out.exists() and any(out.iterdir()):
+        fail(f"{out}: not empty; --from downloads the run into a new directory")
+    try:
+        step = fetch_run(url, out)
+    except PosttrainError as exc:
+        fail(str(exc))
+    where = f"its checkpoint at step {step}" if step else "no checkpoint yet"
+    console.print(f"fetched {url} into {out}: {where}", highlight=False)
 
 
 @app.command("sft", short_help="Supervised warm start for agents: demonstrations, then rejection sampling.")
@@ -98,26 +137,40 @@ def sft_command(
     _run_resumable("sft", config, out, resume, check)
 
 
-def _run_resumable(verb: str, config: Path | None, out: Path | None, resume: bool, check: bool) -> None:
+def _run_resumable(
+    verb: str, config: Path | None, out: Path | None, resume: bool, check: bool, nproc: int | None = None
+) -> None:
     """Check everything that needs no model (fast, before torch loads), then run; one error line
-    on bad input, the --resume command on Ctrl-C."""
+    on bad input, the --resume command on Ctrl-C. With a world size above 1 this process either
+    launches the ranks (torch.distributed.run), or is one of them: rank 0 drives, the others
+    follow its trainer calls."""
     from posttrain.pipeline.training_run import check_run, out_state
+    from posttrain.train.process_group import launched_rank, launched_world_size
 
+    if launched_world_size() > 1 and launched_rank() > 0:
+        _follow_rank_zero()
+        return
     if out is None and (resume or not check):
         fail(f"--out is required: posttrain {verb} CONFIG --out RUN_DIR (or --check to only check the config)")
+    if launched_world_size() > 1:  # rank 0 of the ranks _launch_ranks started (or torchrun run by hand)
+        nproc = launched_world_size()
     try:
-        checked = check_run(config, out or Path("(not given)"), resume, needs_sft=verb == "sft")
+        checked = check_run(config, out or Path("(not given)"), resume, needs_sft=verb == "sft", world_size=nproc)
         for line in checked.warnings():
             console.print(f"warning: {line}", markup=False, highlight=False, soft_wrap=True)
         if check:
             _print_plan(checked, out, sft_only=verb == "sft")
             return
+        world_size = checked.run.config.train.world_size
+        if world_size > 1 and launched_world_size() == 1:
+            _launch_ranks(verb, config, out, resume, world_size)
         console.print(f"run directory: {out_state(checked.run)}", highlight=False)
         if verb == "train":
             from posttrain.pipeline.driver import train_checked as run
         else:
             from posttrain.pipeline.sft.stage import sft_checked as run
-        summary = run(checked, console=console)
+        with _rank_zero(world_size):
+            summary = run(checked, console=console)
     except PosttrainError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
@@ -128,6 +181,45 @@ def _run_resumable(verb: str, config: Path | None, out: Path | None, resume: boo
         )
         raise typer.Exit(code=130) from None
     print(json.dumps(summary, indent=2))
+
+
+def _launch_ranks(verb: str, config: Path | None, out: Path, resume: bool, world_size: int) -> None:
+    """Run this same command as `world_size` ranks under torch.distributed.run; exit with them."""
+    from posttrain.train.launch import run_ranks
+
+    args = [verb, *([str(config)] if config else []), "--out", str(out), *(["--resume"] if resume else [])]
+    console.print(f"starting {world_size} trainer processes (torch.distributed.run)", highlight=False)
+    raise typer.Exit(code=run_ranks(world_size, args))
+
+
+@contextmanager
+def _rank_zero(world_size: int):
+    """Rank 0 of several: in the process group while the run goes, and the other ranks released
+    however it ends."""
+    if world_size == 1:
+        yield
+        return
+    from posttrain.train.process_group import join_process_group, leave_process_group
+    from posttrain.train.trainer_ranks import release_followers
+
+    join_process_group()
+    try:
+        yield
+    finally:
+        release_followers()
+        leave_process_group()
+
+
+def _follow_rank_zero() -> None:
+    """A rank other than 0: no output of its own; it trains its shards as rank 0 says."""
+    from posttrain.train.process_group import join_process_group, leave_process_group
+    from posttrain.train.trainer_ranks import follow
+
+    join_process_group()
+    try:
+        follow()
+    finally:
+        leave_process_group()
 
 
 def _saved_progress(verb: str, out: Path) -> str:
@@ -193,6 +285,13 @@ def _register_subcommands() -> None:
     app.add_typer(
         trajectories_app, name="trajectories", short_help="A run's stored samples: export as JSONL or Parquet."
     )
+    from posttrain.scheduler.cli import app as jobs_app
+    from posttrain.scheduler.cli import submit_command
+
+    app.command("submit", short_help="Submit a training run to a Ray cluster; prints the job id at once.")(
+        submit_command
+    )
+    app.add_typer(jobs_app, name="jobs", short_help="Jobs on a Ray cluster: list, status, logs, stop.")
     from posttrain.dashboard.cli import dashboard_command
 
     app.command("dashboard", short_help="A web dashboard over run, eval and inspect directories: curves, tokens.")(

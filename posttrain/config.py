@@ -319,6 +319,12 @@ class TrainConfig(_Strict):
     checkpoint_every: int = Field(10, ge=1)
     keep_checkpoints: int = Field(2, ge=1)
     bootstrap_samples: int = Field(2000, ge=100)
+    world_size: int = Field(
+        1,
+        ge=1,
+        description="trainer processes: > 1 shards the policy over them with FSDP2 (gloo on CPU, NCCL on GPU), "
+        "launched by torch.distributed.run (`posttrain train --nproc N` sets it); rank 0 drives the run",
+    )
 
 
 class SchedulerConfig(_Strict):
@@ -484,6 +490,25 @@ class LoggingConfig(_Strict):
         return sinks
 
 
+class StorageConfig(_Strict):
+    """`[storage]`: where the run directory is published besides its local --out (docs/scale_out.md)."""
+
+    url: str | None = Field(
+        None,
+        description="an fsspec URL (s3://bucket/runs/NAME, gs://..., file:///...): every checkpoint is published "
+        "there whole (files, then a manifest) with the run's files; `posttrain train --resume --out DIR --from URL` "
+        "resumes it on any machine. Credentials from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
+        "AWS_ENDPOINT_URL for S3-compatible servers)",
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _is_url(cls, value: str | None) -> str | None:
+        if value is not None and "://" not in value:
+            raise ValueError(f"{value!r} is not a URL (expected e.g. s3://bucket/runs/NAME)")
+        return value
+
+
 class RunConfig(_Strict):
     seed: int = 0
     threads: int | None = Field(
@@ -502,6 +527,7 @@ class RunConfig(_Strict):
     mixture: MixtureConfig = Field(default_factory=MixtureConfig)
     monitor: MonitorConfig = Field(default_factory=MonitorConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
+    storage: StorageConfig = Field(default_factory=StorageConfig)
     mode: Literal["sync", "async"] = Field(
         "sync",
         description="sync: generate, then train; async: generation and training overlap under [async] max_staleness",
@@ -529,7 +555,18 @@ class RunConfig(_Strict):
             raise ValueError("at least one [[domains]] entry is required")
         _check_pipeline(self)
         _check_monitor(self)
+        _check_world_size(self)
         return self
+
+
+def _check_world_size(config: RunConfig) -> None:
+    """What a sharded trainer does not do (yet): name the setting to change."""
+    if config.train.world_size == 1:
+        return
+    if config.sft is not None:
+        raise ValueError("train.world_size > 1: the [sft] warm start trains on one process; run it apart")
+    if config.monitor.conflict_every:
+        raise ValueError("train.world_size > 1: gradient-conflict monitoring runs on one process (conflict_every = 0)")
 
 
 def _check_monitor(config: RunConfig) -> None:

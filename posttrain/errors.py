@@ -15,3 +15,7 @@ class TaskSourceError(PosttrainError):
 
 class ModelLoadError(PosttrainError):
     """A model spec that does not resolve to a loadable model."""
+
+
+class StorageError(PosttrainError):
+    """Storage at a URL that cannot be reached, or holds something unexpected."""

@@ -97,3 +97,19 @@ def test_awkward_strings_and_keys_round_trip(tmp_path):
     path = tmp_path / "config.toml"
     path.write_text(text)
     assert load_config(path) == config
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("[train]\nworld_size = 2\n[monitor]\nconflict_every = 2\n", "gradient-conflict monitoring runs on one"),
+        ("[train]\nworld_size = 2\n[sft]\ndemonstrations = 4\n", r"the \[sft\] warm start trains on one process"),
+        ("[train]\nworld_size = 0\n", "train.world_size: Input should be greater than or equal to 1"),
+        ('[storage]\nurl = "runs/a"\n', "storage.url: 'runs/a' is not a URL"),
+    ],
+)
+def test_scale_out_settings_that_cannot_work_are_refused_by_name(tmp_path, extra, message):
+    path = write(tmp_path, MINIMAL + extra)
+    with pytest.raises(ConfigError, match=message) as err:
+        load_config(path)
+    assert str(err.value).startswith(str(path))

@@ -41,8 +41,9 @@ PAGES = (
 class Dashboard:
     """The directories and what is kept between requests: each run's metrics read so far."""
 
-    def __init__(self, directories: list[Directory]) -> None:
+    def __init__(self, directories: list[Directory], not_shown: list[str] | None = None) -> None:
         self.directories = directories
+        self.not_shown = not_shown or []  # paths given that are not dashboard directories, with why
         self.metrics = {d.index: MetricsLog(d.path / "metrics.jsonl") for d in directories if d.kind == RUN}
         self.trajectories = {d.index: TrajectoryQueries(d.path / "trajectories.sqlite") for d in directories}
         self._texts: dict[int, TokenTexts] = {}
@@ -71,8 +72,9 @@ class Dashboard:
 
 
 def create_app(paths: list[Path]) -> FastAPI:
-    """Raises NotADashboardDirectory (one line per bad path) before anything is served."""
-    dashboard = Dashboard(open_directories(paths))
+    """Paths that are not dashboard directories are named on the runs page (GET /api/not-shown);
+    raises NotADashboardDirectory (one line per path) when none is, before anything is served."""
+    dashboard = Dashboard(*open_directories(paths))
     app = FastAPI(title="posttrain dashboard", docs_url=None, redoc_url=None)
     app.state.dashboard = dashboard
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -108,6 +110,10 @@ def create_app(paths: list[Path]) -> FastAPI:
     @app.get("/api/directories")
     def directories() -> list[dict[str, Any]]:
         return [_listed(overview(d, dashboard.last_step(d))) for d in dashboard.directories]
+
+    @app.get("/api/not-shown")
+    def not_shown() -> list[str]:
+        return dashboard.not_shown
 
     @app.get("/api/directories/{index}")
     def directory(index: int) -> dict[str, Any]:

@@ -33,10 +33,13 @@ def dashboard_command(
         app = create_app(directories)
     except PosttrainError as exc:
         fail(str(exc))
+    for problem in app.state.dashboard.not_shown:  # also named on the page
+        console.print(f"not shown: {problem}", highlight=False)
     _check_port(host, port)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning")
     server = uvicorn.Server(config)
-    console.print(f"dashboard: http://{host}:{port}/  ({len(directories)} directories; Ctrl-C stops)", highlight=False)
+    shown = len(app.state.dashboard.directories)
+    console.print(f"dashboard: http://{host}:{port}/  ({shown} directories; Ctrl-C stops)", highlight=False)
     server.run()
 
 

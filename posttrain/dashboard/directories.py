@@ -46,14 +46,15 @@ def directory_kind(path: Path) -> str:
     raise NotADashboardDirectory(f"{path}: not a run, eval or inspect directory (it has none of {wanted})")
 
 
-def open_directories(paths: list[Path]) -> list[Directory]:
-    """Every path classified, or one error naming each path that is not a dashboard directory."""
-    found, errors = [], []
+def open_directories(paths: list[Path]) -> tuple[list[Directory], list[str]]:
+    """(the paths that are dashboard directories, one line for each that is not). None at all
+    is an error naming each path: there would be nothing to serve."""
+    found, problems = [], []
     for path in paths:
         try:
             found.append(Directory(len(found), directory_kind(path), path))
         except NotADashboardDirectory as exc:
-            errors.append(str(exc))
-    if errors:
-        raise NotADashboardDirectory("\n".join(errors))
-    return found
+            problems.append(str(exc))
+    if not found:
+        raise NotADashboardDirectory("\n".join(problems))
+    return found, problems

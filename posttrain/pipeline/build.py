@@ -124,16 +124,13 @@ def load_policy_pair(config: RunConfig, weights_from: Path | None = None):
     into it after each step, as they would be into a remote engine). With the builtin engine
     the trainer's model runs the engine's attention and linear kernels, so the logprobs it
     recomputes equal the engine's to the bit (fp32)."""
-    from posttrain.engine.builtin.engine_kernels import use_engine_kernels
     from posttrain.models.loading import load_model
 
     warn_if_bf16_is_emulated(config)
     if config.model.lora is not None:
         return _load_lora_policy_pair(config, weights_from)
-    spec = str(weights_from) if weights_from else config.model.name
-    trainer_model = load_model(spec, "float32", seed=config.seed)
-    if config.engine.backend == "builtin":
-        use_engine_kernels(trainer_model)
+    spec = policy_spec(config, weights_from)
+    trainer_model = load_trainer_model(spec, config.seed, config.engine.backend)
     engine_model = load_model(spec, config.model.dtype, seed=config.seed)
     return trainer_model, engine_model
 
@@ -164,6 +161,20 @@ def _load_lora_policy_pair(config: RunConfig, weights_from: Path | None):
         for name, tensor in merged_lora_weights(trainer_model):
             params[name].copy_(tensor)
     return trainer_model, engine_model
+
+
+def policy_spec(config: RunConfig, weights_from: Path | None) -> str:
+    return str(weights_from) if weights_from else config.model.name
+
+
+def load_trainer_model(spec: str, seed: int, engine_backend: str):
+    """The trainer's copy of the policy (fp32; on the builtin engine's kernels when that engine
+    serves the rollouts). Module-level so a partial of it reaches other trainer ranks."""
+    from posttrain.engine.builtin.engine_kernels import use_engine_kernels
+    from posttrain.models.loading import load_model
+
+    model = load_model(spec, "float32", seed=seed)
+    return use_engine_kernels(model) if engine_backend == "builtin" else model
 
 
 def warn_if_bf16_is_emulated(config: RunConfig) -> None:

@@ -7,7 +7,7 @@ rollout side and the trainer do the work.
         batch   = rollouts.next_batch(step)          # groups: engine token ids, logprobs, rewards
         samples = score(batch)                       # group-relative advantages, dynamic sampling
         stats   = trainer.step(samples)              # loss, KL, clip, TIS, logprob mismatch
-        rollouts.publish(trainer.weights, step)      # weight sync; lets the next rollouts in
+        rollouts.publish(trainer.named_weights(), step)  # weight sync; lets the next rollouts in
         finish the step: trajectories, metrics, held-out eval every N, checkpoint every M
 """
 
@@ -27,6 +27,7 @@ from posttrain.pipeline.live_metrics import open_live_metrics
 from posttrain.pipeline.rollout import attach_trainer_values
 from posttrain.pipeline.rollout_job import run_rollout_job
 from posttrain.pipeline.rollout_source import RolloutSource
+from posttrain.pipeline.run_mirror import RunMirror
 from posttrain.pipeline.run_outputs import RunOutputs, load_eval, save_step_checkpoint
 from posttrain.pipeline.scheduled_rollouts import ScheduledRollouts
 from posttrain.pipeline.sft.stage import run_sft_stage
@@ -103,6 +104,7 @@ def run_rl(
     trainer = start.trainer
     rollouts = open_rollouts(config, start, tokenizer, mixture, rd.root, job_fn)
     live = None
+    mirror = RunMirror(config.storage.url, rd) if config.storage.url else None
     try:
         outputs = RunOutputs(
             config, rd, resume, start.step, start.wall_s, rollouts.engine, tokenizer, heldout, console=console
@@ -110,7 +112,7 @@ def run_rl(
         metrics = StepMetrics(rollouts)
 
         def checkpoint(step: int) -> None:
-            save_step_checkpoint(
+            path = save_step_checkpoint(
                 config,
                 rd,
                 step,
@@ -120,6 +122,8 @@ def run_rl(
                 wall_s=outputs.wall_s(),
                 pipeline_state=rollouts.state_dict(),
             )
+            if mirror is not None:
+                mirror.publish_checkpoint(path, keep=config.train.keep_checkpoints)
 
         live = open_live_metrics(config, rd.root, rollouts, line_printer(console))
         monitor = DomainMonitor(config, mixture, outputs.evals, line_printer(console))
@@ -145,12 +149,17 @@ def run_rl(
                     live.observe(record)
                 outputs.finish_step(step, record, trajectory_rows(groups, advantages), checkpoint)
             loop_s = metrics.loop_s()
+            trainer.close()  # other trainer ranks are done: the rest is rank 0's
             after = outputs.eval_after()
     finally:
         if live:
             live.close()
+        trainer.close()
         rollouts.close()
-    return outputs.finish_run(before, after, rollouts.summary(loop_s, config.train.steps - start.step))
+    summary = outputs.finish_run(before, after, rollouts.summary(loop_s, config.train.steps - start.step))
+    if mirror is not None:
+        mirror.publish_run_files()
+    return summary
 
 
 def rl_step(
@@ -167,7 +176,7 @@ def rl_step(
         record.update(stats)
         attach_trainer_values(batch.groups, samples, trainer.last_token_values)
     fault_point("train_step")
-    rollouts.publish(trainer.engine_weights() if samples else None, version=step)
+    rollouts.publish(trainer.named_weights() if samples else None, version=step)
     record.update(metrics.record(step, batch, train_tokens=record.get("train_tokens", 0.0)))
     return record, batch.groups, advantages
 

@@ -49,7 +49,7 @@ def save_step_checkpoint(
     return save_checkpoint(
         rd.checkpoints,
         step,
-        trainer.model,
+        trainer.write_files,
         tokenizer,
         trainer.state_dict(),
         {"mixture": mixture.state_dict(), "policy_version": step, "wall_s": wall_s},

@@ -5,14 +5,16 @@ the RNG and the rollout side's saved state."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from posttrain.config import RunConfig
+from posttrain.errors import PosttrainError
 from posttrain.models.loading import load_model
-from posttrain.pipeline.build import load_policy_pair
+from posttrain.pipeline.build import load_policy_pair, load_trainer_model, policy_spec, warn_if_bf16_is_emulated
 from posttrain.tasks.domains import DomainMixture
 from posttrain.train.checkpoint import (
     clean_partial_checkpoints,
@@ -21,12 +23,14 @@ from posttrain.train.checkpoint import (
     load_pipeline_state,
     restore_rng_state,
 )
+from posttrain.train.sharded_checkpoint import has_shards, load_shards
 from posttrain.train.trainer import PolicyTrainer
+from posttrain.train.trainer_ranks import TrainerRanks, TrainerRecipe
 
 
 @dataclass
 class StartingPoint:
-    trainer: PolicyTrainer
+    trainer: PolicyTrainer | TrainerRanks  # TrainerRanks: train.world_size > 1, this is rank 0
     engine_model: torch.nn.Module  # a separate copy; weights are synced into it after each step
     step: int = 0  # the last step trained; 0 for a fresh run
     wall_s: float = 0.0  # wall time of the sessions before this one
@@ -45,23 +49,63 @@ def starting_point(
     `initial_weights`: the policy (and KL reference) to start from instead of [model] name."""
     checkpoint = latest_checkpoint(checkpoints) if resume else None
     clean_partial_checkpoints(checkpoints)
-    trainer_model, engine_model = load_policy_pair(config, weights_from=checkpoint or initial_weights)
     reference_spec = str(initial_weights) if initial_weights else config.model.name
-    reference = load_model(reference_spec, "float32", seed=config.seed).eval() if config.algorithm.kl_coef > 0 else None
-    trainer = PolicyTrainer(
-        trainer_model,
-        config.optim,
-        config.algorithm,
-        config.rollout.temperature,
-        pad_id=tokenizer.pad_token_id,
-        reference_model=reference,
-    )
+    if config.train.world_size > 1:
+        trainer, engine_model = _trainer_ranks(config, checkpoint, initial_weights, reference_spec, tokenizer)
+    else:
+        trainer_model, engine_model = load_policy_pair(config, weights_from=checkpoint or initial_weights)
+        reference = (
+            load_model(reference_spec, "float32", seed=config.seed).eval() if config.algorithm.kl_coef > 0 else None
+        )
+        trainer = PolicyTrainer(
+            trainer_model,
+            config.optim,
+            config.algorithm,
+            config.rollout.temperature,
+            pad_id=tokenizer.pad_token_id,
+            reference_model=reference,
+        )
     start = StartingPoint(trainer, engine_model)
     if checkpoint is not None:
         state, trainer_state = load_checkpoint_state(checkpoint)
         start.step, start.wall_s = state["step"], state.get("wall_s", 0.0)
-        trainer.load_state_dict(trainer_state)
+        if trainer_state.get("sharded") and isinstance(trainer, PolicyTrainer):
+            # written by several ranks, resumed by one: DCP reads the shards whole
+            load_shards(checkpoint, trainer.model, trainer.optimizer)
+            trainer.scheduler.load_state_dict(trainer_state["scheduler"])
+        else:
+            trainer.load_state_dict(trainer_state)
         restore_rng_state(trainer_state["rng"])
         mixture.load_state_dict(state["mixture"])
         start.pipeline_state = load_pipeline_state(checkpoint)
     return start
+
+
+def _trainer_ranks(
+    config: RunConfig, checkpoint: Path | None, initial_weights: Path | None, reference_spec: str, tokenizer
+) -> tuple[TrainerRanks, torch.nn.Module]:
+    """This process is rank 0 of `train.world_size` trainer ranks: start the sharded trainer on
+    all of them (from the checkpoint's shards when resuming) and load the engine's copy here."""
+    import torch.distributed as dist
+
+    if not dist.is_initialized() or dist.get_world_size() != config.train.world_size:
+        raise PosttrainError(
+            f"train.world_size = {config.train.world_size} needs that many processes started by "
+            f"torch.distributed.run: posttrain train CONFIG --out RUN_DIR --nproc {config.train.world_size}"
+        )
+    if checkpoint is not None and not has_shards(checkpoint):
+        raise PosttrainError(
+            f"{checkpoint}: written by a single-process trainer (no shards/); resume it with world_size 1 (--nproc 1)"
+        )
+    warn_if_bf16_is_emulated(config)
+    spec = policy_spec(config, checkpoint or initial_weights)
+    recipe = TrainerRecipe(
+        partial(load_trainer_model, spec, config.seed, config.engine.backend),
+        config.optim,
+        config.algorithm,
+        config.rollout.temperature,
+        tokenizer.pad_token_id,
+        partial(load_model, reference_spec, "float32", config.seed) if config.algorithm.kl_coef > 0 else None,
+        shards_from=checkpoint,
+    )
+    return TrainerRanks.start(recipe), load_model(spec, config.model.dtype, seed=config.seed)

@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from posttrain.config import RunConfig, config_relative_path, dump_config, load_config
+from posttrain.config import RunConfig, config_relative_path, dump_config, load_config, parse_config
 from posttrain.errors import ModelLoadError, PosttrainError
 from posttrain.models.spec import local_model_dir
 from posttrain.pipeline.run_dir import RunDir
@@ -35,19 +35,20 @@ class TrainingRun:
         return not self.resume and self.run_dir.root.is_dir() and any(self.run_dir.root.iterdir())
 
 
-def open_run(config_path: Path | None, out: Path, resume: bool) -> TrainingRun:
+def open_run(config_path: Path | None, out: Path, resume: bool, world_size: int | None = None) -> TrainingRun:
     """The run's config, checked (the file, its keys and values, the model's directory) and the
-    output directory checked (new, a failed start, or, with `resume`, a run). Writes nothing."""
+    output directory checked (new, a failed start, or, with `resume`, a run). Writes nothing.
+    `world_size` (--nproc) replaces [train] world_size, for this session of a resumed run too."""
     run_dir = RunDir(out)
     if resume:
         if not run_dir.config.is_file():
             raise PosttrainError(f"{out}: not a run directory (no config.toml) — nothing to resume")
-        config = load_config(run_dir.config)
+        config = with_world_size(load_config(run_dir.config), world_size, run_dir.config)
         source_dir = Path(config_path).parent if config_path else Path.cwd()
         return TrainingRun(config, run_dir, source_dir, resume=True)
     if config_path is None:
         raise PosttrainError("give a config file: posttrain train CONFIG --out RUN_DIR")
-    config = load_config(config_path)
+    config = with_world_size(load_config(config_path), world_size, config_path)
     local_model_dir(config.model.name)
     if out.exists() and not out.is_dir():
         raise PosttrainError(f"{out}: exists and is not a directory")
@@ -60,6 +61,15 @@ def open_run(config_path: Path | None, out: Path, resume: bool) -> TrainingRun:
     if config.sft is not None:
         config.sft.data = [str(config_relative_path(p, Path(config_path).parent).resolve()) for p in config.sft.data]
     return TrainingRun(config, run_dir, Path(config_path).parent)
+
+
+def with_world_size(config: RunConfig, world_size: int | None, path: Path) -> RunConfig:
+    """`config` with [train] world_size set to `world_size` (None: as it is), checked again."""
+    if world_size is None:
+        return config
+    data = config.model_dump(mode="json", exclude_none=True, by_alias=True)
+    data["train"]["world_size"] = world_size
+    return parse_config(data, f"{path} (with --nproc {world_size})")
 
 
 def is_failed_start(out: Path) -> bool:
@@ -129,13 +139,19 @@ class CheckedRun:
         return build_mixture(config, self.run.config_dir, quality_dir=quality, log=log, sources=self.sources)
 
 
-def check_run(config_path: Path | None, out: Path, resume: bool, needs_sft: bool = False) -> CheckedRun:
+def check_run(
+    config_path: Path | None, out: Path, resume: bool, needs_sft: bool = False, world_size: int | None = None
+) -> CheckedRun:
     """Everything `posttrain train` (or `posttrain sft`: `needs_sft`) can check before it loads a
     model: the config, the model's directory, the output directory and every domain's tasks.
-    Fast, and writes nothing."""
+    Fast, and writes nothing. `world_size`: --nproc."""
     from posttrain.pipeline.build import build_mixture, build_sources
 
-    run = open_run(config_path, out, resume)
+    run = open_run(config_path, out, resume, world_size)
+    if run.config.storage.url:
+        from posttrain.storage.artifact_store import ArtifactStore
+
+        ArtifactStore(run.config.storage.url)  # an unknown protocol, or its package missing, fails here
     if needs_sft and run.config.sft is None:
         raise PosttrainError(f"{config_path or run.run_dir.config}: no [sft] table; posttrain sft needs one")
     if run.config.engine.backend == "builtin":

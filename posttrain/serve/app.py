@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
 from posttrain.engine.interface import Completion, GenerationRequest, SamplingParams
 from posttrain.serve.api_errors import ApiError, validation_error
-from posttrain.serve.chat_prompt import TOOL_CALL_END, build_chat_prompt, parse_reply
+from posttrain.serve.chat_prompt import TOOL_CALL_END, TOOL_CALL_START, build_chat_prompt, parse_reply
 from posttrain.serve.engine_worker import ActiveRequest, EngineWorker, QueueFull, SampleUpdate
 from posttrain.serve.metrics import ServerMetrics
 from posttrain.serve.protocol import ChatCompletionRequest, CompletionRequest
@@ -263,7 +263,11 @@ def create_app(served: ServedModel, worker: EngineWorker, metrics: ServerMetrics
     async def _chat_chunks(body: ChatCompletionRequest, active: ActiveRequest, prefix: str, request: Request):
         base = {"id": active.request_id, "object": "chat.completion.chunk", "model": served.name}
         n = body.n
-        streams = [TextStream(tokenizer, body.stop_strings, prefix) for _ in range(n)]
+        buffer_tools = body.tools_active
+        # with tools, the text before a tool call streams as content; the call (from its tag on)
+        # is parsed from the whole reply and sent in the last chunk
+        held = (TOOL_CALL_START,) if buffer_tools else ()
+        streams = [TextStream(tokenizer, body.stop_strings + held, prefix) for _ in range(n)]
         for index in range(n):
             yield {
                 **base,
@@ -271,11 +275,10 @@ def create_app(served: ServedModel, worker: EngineWorker, metrics: ServerMetrics
                 "choices": [_delta(index, {"role": "assistant", "content": ""})],
             }
         finished: list[Completion] = []
-        buffer_tools = body.tools_active  # tool calls are parsed from the whole reply, sent at its end
         while len(finished) < n:
             update = await _next(active, request)
             stream = streams[update.sample_index]
-            piece = stream.push(update.token_ids) if update.token_ids and not buffer_tools else ""
+            piece = stream.push(update.token_ids) if update.token_ids else ""
             logprobs = None
             if body.logprobs and update.token_ids:
                 logprobs = {"content": _token_logprobs(update.token_ids, update.logprobs, update.top_logprobs)}
@@ -296,7 +299,10 @@ def create_app(served: ServedModel, worker: EngineWorker, metrics: ServerMetrics
                 if body.forced_function and completion.finish_reason == "stop" and not text.endswith(TOOL_CALL_END):
                     text += TOOL_CALL_END
                 reply = parse_reply(text, body)
-                delta["content"] = reply.content or ""
+                # the content not streamed yet: up to the call, or all of it when no call parsed
+                rest = (text.split(TOOL_CALL_START)[0] if reply.tool_calls else text)[stream.emitted :]
+                if rest:
+                    delta["content"] = rest
                 if reply.tool_calls:
                     delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(reply.tool_calls)]
                     finish = "tool_calls"

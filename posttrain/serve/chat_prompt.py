@@ -23,7 +23,7 @@ from posttrain.agent.tool_calls import ToolCall, parse_tool_calls
 from posttrain.models.token_ids import token_ids
 from posttrain.serve.protocol import ChatCompletionRequest, Message
 
-TOOL_CALL_END = "</tool_call>"
+TOOL_CALL_START, TOOL_CALL_END = "<tool_call>", "</tool_call>"
 
 
 @dataclass

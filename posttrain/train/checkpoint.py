@@ -1,5 +1,6 @@
 """checkpoints/step-N/: the model in Hugging Face format (loadable by transformers and vLLM),
-plus `trainer_state.pt` (optimizer, scheduler, RNG), `state.json` (step, data cursor,
+plus `trainer_state.pt` (optimizer, scheduler, RNG; a sharded trainer keeps its model and
+optimizer state in `shards/`: posttrain.train.sharded_checkpoint), `state.json` (step, data cursor,
 policy version) and, for runs driven by the rollout scheduler, `pipeline_state.pt` (buffered
 groups, rollouts in flight). Written to a temp dir, fsynced and renamed, so a kill never leaves
 a half checkpoint that looks complete."""
@@ -11,6 +12,7 @@ import os
 import random
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,6 @@ import numpy as np
 import torch
 
 from posttrain.faults import fault_point
-from posttrain.train.lora import is_lora
 
 _STEP_DIR = re.compile(r"^step-(\d+)$")
 
@@ -36,20 +37,20 @@ def restore_rng_state(state: dict[str, Any]) -> None:
 def save_checkpoint(
     checkpoints: Path,
     step: int,
-    model,
+    write_model: Callable[[Path], None],
     tokenizer,
     trainer_state: dict[str, Any],
     state: dict[str, Any],
     keep: int,
     pipeline_state: dict[str, Any] | None = None,
 ) -> Path:
+    """`write_model(directory)` writes the model's files (PolicyTrainer.write_files)."""
     checkpoints.mkdir(parents=True, exist_ok=True)
     final = checkpoints / f"step-{step}"
     tmp = checkpoints / f".tmp-step-{step}"
     shutil.rmtree(tmp, ignore_errors=True)
-    # LoRA: the adapters alone; PEFT's "auto" check of the embeddings would look the base up online
-    extra = {"save_embedding_layers": False} if is_lora(model) else {}
-    model.save_pretrained(tmp, safe_serialization=True, **extra)
+    tmp.mkdir(parents=True)
+    write_model(tmp)
     tokenizer.save_pretrained(tmp)
     torch.save({**trainer_state, "rng": rng_state()}, tmp / "trainer_state.pt")
     if pipeline_state is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
@@ -59,11 +60,6 @@ class PolicyTrainer:
             self.optimizer, lambda step: min(1.0, (step + 1) / (optim.warmup_steps + 1))
         )
 
-    def engine_weights(self):
-        """(name, tensor) pairs the engine needs after a step: every parameter, or with LoRA the
-        adapted layers' merged weights (lora.py)."""
-        return merged_lora_weights(self.model) if is_lora(self.model) else self.model.named_parameters()
-
     def state_dict(self) -> dict:
         return {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()}
 
@@ -85,9 +81,11 @@ class PolicyTrainer:
             self.optimizer.step()
             self.scheduler.step()
             if epoch == 0:
+                self._combine_totals(totals)
                 stats = totals.summary(batch.n_tokens)
                 self.last_token_values = [totals.token_values.get(i) for i in range(len(samples))]
-            stats["grad_norm"] = float(grad_norm)
+            # a sharded model's norm is a replicated DTensor
+            stats["grad_norm"] = float(grad_norm.full_tensor() if hasattr(grad_norm, "full_tensor") else grad_norm)
         stats["lr"] = self.scheduler.get_last_lr()[0]
         stats["train_tokens"] = float(sum(s.length for s in samples))
         # tokens each forward and backward pass did not run: a shared prefix once per micro-batch
@@ -112,13 +110,28 @@ class PolicyTrainer:
         self.optimizer.zero_grad(set_to_none=True)
         return gradients
 
+    def close(self) -> None:
+        """Nothing to let go on one process (TrainerRanks releases the other ranks)."""
+
+    def write_files(self, directory: Path) -> None:
+        """The model's Hugging Face files, for a checkpoint; with LoRA the adapters alone (PEFT's
+        "auto" check of the embeddings would look the base model up online: off)."""
+        extra = {"save_embedding_layers": False} if is_lora(self.model) else {}
+        self.model.save_pretrained(directory, safe_serialization=True, **extra)
+
+    def named_weights(self):
+        """(name, full tensor) pairs for the engine's weight sync: every parameter, or with LoRA
+        the adapted layers' merged weights W + (alpha / r) B A (lora.py)."""
+        return merged_lora_weights(self.model) if is_lora(self.model) else self.model.named_parameters()
+
     def _prepare(self, samples: list[TrainSample]) -> _Batch:
-        microbatches = self._microbatches(samples)
-        prefixes = [self._prefix_length(samples, mb) for mb in microbatches]
+        # the normalizer counts the whole batch: a sharded rank runs only its share of it
         n_tokens = sum(s.trained_tokens for s in samples)
         normalizer = float(n_tokens if self.algo.aggregation == "token_mean" else len(samples))
         if self.algo.loss == "gspo":  # GSPO averages per sequence by definition
             normalizer = float(len(samples))
+        samples, microbatches = self._plan(samples)
+        prefixes = [self._prefix_length(samples, mb) for mb in microbatches]
         old_logprobs = None
         if self.algo.updates_per_batch > 1:
             old_logprobs = self._all_logprobs(samples, microbatches, prefixes, self.model)
@@ -127,10 +140,18 @@ class PolicyTrainer:
             reference = self._all_logprobs(samples, microbatches, prefixes, self.reference_model)
         return _Batch(samples, microbatches, prefixes, n_tokens, normalizer, old_logprobs, reference)
 
-    def _accumulate_gradients(self, batch: _Batch, first_epoch: bool) -> _Totals:
+    def _plan(self, samples: list[TrainSample]) -> tuple[list[TrainSample], list[list[int]]]:
+        """The samples this trainer runs and its micro-batches of their indices: all of them here;
+        a sharded trainer's share, plus padding (see ShardedPolicyTrainer)."""
+        return samples, self._microbatches(samples)
+
+    def _combine_totals(self, totals: StepTotals) -> None:
+        """Make the first update's statistics the whole batch's: nothing to do on one process."""
+
+    def _accumulate_gradients(self, batch: _Batch, first_epoch: bool) -> StepTotals:
         """Clears `.grad`, then backpropagates the loss micro-batch by micro-batch into it."""
         self.optimizer.zero_grad(set_to_none=True)
-        totals = _Totals()
+        totals = StepTotals()
         for mb, prefix in zip(batch.microbatches, batch.prefixes):
             self._microbatch(
                 batch.samples, mb, prefix, batch.normalizer, batch.old_logprobs, batch.reference, totals, first_epoch
@@ -264,7 +285,9 @@ def _first_completion_position(samples: list[TrainSample], indices: list[int]) -
     return min(len(samples[i].prompt_ids) for i in indices) - 1
 
 
-class _Totals:
+class StepTotals:
+    """The first update's running sums over micro-batches, for its statistics."""
+
     def __init__(self) -> None:
         self.loss = 0.0
         self.mismatch_max = 0.0

@@ -139,3 +139,17 @@ def test_an_eval_being_written_shows_each_attempt_as_it_finishes(directories, pa
         (live / "results.jsonl").write_text(row)
         page.wait_for_selector("#attempts tr.attempt-row", timeout=10_000)
         assert page.locator("#attempts tr.attempt-row td").first.inner_text() == "count-lines"
+
+
+def test_a_directory_that_is_not_a_run_is_named_on_the_page_and_the_rest_served(directories, page, tmp_path):
+    stray = tmp_path / "docs"
+    stray.mkdir()
+    with Server([stray, directories["run"]]) as server:
+        open_page(page, server.url + "/")
+        assert page.locator("#runs tr.run-row").count() == 1
+        problem = page.locator("#problems .problem").first.inner_text()
+        assert problem.startswith(f"not shown: {stray}: not a run, eval or inspect directory")
+        page.locator("#runs tr.run-row a").first.click()
+        page.wait_for_url("**/run/0")
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.locator(".chart canvas").count() >= 10

@@ -54,7 +54,7 @@ def test_only_adapters_train_and_the_engine_gets_the_merged_weights(tmp_path, to
     )
     assert stats["grad_norm"] > 0 and stats["logprob_mismatch_max"] == 0.0  # B = 0: merged weights are W exactly
     assert all(torch.equal(p, frozen[n]) for n, p in trainer_model.named_parameters() if not p.requires_grad)
-    weights = list(trainer.engine_weights())
+    weights = list(trainer.named_weights())
     assert sorted({name.split(".")[-2] for name, _ in weights}) == ["q_proj", "v_proj"] and len(weights) == 4
     engine.update_weights(weights, version=1)
     after = engine.generate([GenerationRequest("p", prompt, params)])

@@ -114,6 +114,49 @@ def test_a_forced_tool_call_comes_back_in_openai_shape(client):
     assert follow_up.choices[0].message.role == "assistant"
 
 
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "question, tool_choice",
+    [
+        ("Tell me about Paris, then check its weather.", "auto"),
+        ("What is the weather in Paris?", {"type": "function", "function": {"name": "get_weather"}}),
+    ],
+)
+def test_streaming_with_tools_sends_the_text_as_it_comes_and_the_call_at_the_end(client, question, tool_choice):
+    kwargs = dict(
+        model=MODEL,
+        messages=[{"role": "user", "content": question}],
+        tools=[WEATHER_TOOL],
+        tool_choice=tool_choice,
+        max_tokens=24,
+        temperature=0,
+    )
+    whole = client.chat.completions.create(**kwargs).choices[0]
+    chunks = [c for c in client.chat.completions.create(**kwargs, stream=True) if c.choices]
+    pieces = [c.choices[0].delta.content for c in chunks if c.choices[0].delta.content]
+    calls = [call for c in chunks for call in (c.choices[0].delta.tool_calls or [])]
+    assert "".join(pieces).strip() == (whole.message.content or "")
+    if whole.message.tool_calls:  # a call that did not parse stays text, as in the whole reply
+        assert "<tool_call>" not in "".join(pieces)
+    assert chunks[-1].choices[0].finish_reason == whole.finish_reason
+    assert [(c.function.name, c.function.arguments) for c in calls] == [
+        (c.function.name, c.function.arguments) for c in whole.message.tool_calls or []
+    ]
+    if whole.message.content and len(whole.message.content) > 20:
+        assert len(pieces) >= 2  # streamed, not one piece at the end
+    if tool_choice != "auto":
+        assert calls and calls[0].function.name == "get_weather" and not pieces
+
+
 def test_completions_with_token_ids_and_logprobs(client, fast_server):
     tokenizer = fast_server.engine.tokenizer
     ids = tokenizer("The capital of France is", add_special_tokens=False)["input_ids"]

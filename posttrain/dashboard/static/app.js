@@ -43,7 +43,7 @@ function crumbs(...links) {
 
 async function runsPage() {
   crumbs();
-  const dirs = await api("/api/directories");
+  const [dirs, notShown] = await Promise.all([api("/api/directories"), api("/api/not-shown")]);
   const rows = dirs.map((d) => {
     const href = `/${d.kind}/${d.index}`;
     let progress = "", results = "";
@@ -67,7 +67,7 @@ async function runsPage() {
       h("td", {}, progress), h("td", {}, d.model || (d.settings && d.settings.model) || ""),
       h("td", {}, (d.domains || []).join(", ")), h("td", {}, results));
   });
-  showProblems(dirs.flatMap((d) => d.problems.map((p) => `${d.name}: ${p}`)));
+  showProblems([...notShown.map((p) => `not shown: ${p}`), ...dirs.flatMap((d) => d.problems.map((p) => `${d.name}: ${p}`))]);
   const compare = h("button", { id: "compare", onclick: () => {
     const picked = [...document.querySelectorAll(".compare-pick:checked")].map((c) => c.value);
     if (picked.length) location.href = `/compare?runs=${picked.join(",")}`;

@@ -248,7 +248,7 @@ class _Stage:
         save_checkpoint(
             self.sd.checkpoints,
             self.step,
-            self.trainer.model,
+            self.trainer.write_files,
             self.tokenizer,
             self.trainer.state_dict(),
             {"stage": "sft"},
@@ -256,7 +256,7 @@ class _Stage:
         )
 
     def _sync_engine(self) -> None:
-        self.engine.update_weights(self.trainer.engine_weights(), version=self.step)
+        self.engine.update_weights(self.trainer.named_weights(), version=self.step)
 
     def _save_model(self) -> None:
         tmp = self.sd.root / ".tmp-model"
