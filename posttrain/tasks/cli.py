@@ -14,11 +14,15 @@ app = command_group("Task sources: generated terminal task families (Harbor dire
 
 @app.command("generate")
 def generate_command(
-    families: str = typer.Argument(..., help="A family, several joined by commas, or 'all' (see `posttrain tasks families`)."),
+    families: str = typer.Argument(
+        ..., help="A family, several joined by commas, or 'all' (see `posttrain tasks families`)."
+    ),
     count: int = typer.Option(10, "--count", "-n", min=1, help="How many task directories to write."),
     seed: int = typer.Option(0, "--seed", help="Seed of the whole batch: the same seed writes the same tasks."),
     difficulty: str = typer.Option("1,2,3", "--difficulty", "-d", help="Difficulties 1-3, e.g. 2 or 1,3."),
-    out: Path = typer.Option(..., "--out", "-o", help="Folder to write the task directories into (created if missing)."),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Folder to write the task directories into (created if missing)."
+    ),
 ) -> None:
     """Write COUNT Harbor task directories of the given families into OUT, spread over the
     families and difficulties as a `terminal-gen:` domain spreads them (task i: family

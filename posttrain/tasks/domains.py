@@ -120,7 +120,9 @@ class DomainMixture:
         self.policy = self._make_policy(self.mixture_config.policy)
         monitor = monitor or MonitorConfig()
         self.monitor = SeesawMonitor(monitor.alpha)
-        self.reaction = SeesawReaction(monitor.reaction, monitor.reweight_factor, monitor.max_boost, monitor.refresh_steps)
+        self.reaction = SeesawReaction(
+            monitor.reaction, monitor.reweight_factor, monitor.max_boost, monitor.refresh_steps
+        )
         self.domains = {d.name: d for d in domains}
         self.seed = seed
         self.cursors = {d.name: 0 for d in domains}

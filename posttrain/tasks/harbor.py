@@ -75,7 +75,7 @@ class _Environment(_Section):
     gpu_types: list[str] | None = None
 
     @classmethod
-    def from_raw(cls, raw: dict) -> "_Environment":
+    def from_raw(cls, raw: dict) -> _Environment:
         raw = dict(raw)
         for old, new in (("memory", "memory_mb"), ("storage", "storage_mb")):  # Harbor's older spellings
             if old in raw and new not in raw:
@@ -153,8 +153,10 @@ def load_harbor_task(path: Path | str, domain: str | None = None) -> Task:
         where = ".".join(str(p) for p in first["loc"])
         raise HarborTaskError(f"{toml_path}: {where}: {first['msg']}") from exc
     if config.environment.gpus:
-        raise HarborTaskError(f"{toml_path}: environment.gpus: the task needs {config.environment.gpus} GPU(s); "
-                              "posttrain's sandboxes have none")
+        raise HarborTaskError(
+            f"{toml_path}: environment.gpus: the task needs {config.environment.gpus} GPU(s); "
+            "posttrain's sandboxes have none"
+        )
     instruction = (root / "instruction.md").read_text().strip()
     if not instruction:
         raise HarborTaskError(f"{root / 'instruction.md'}: empty")
@@ -188,8 +190,9 @@ def load_harbor_task(path: Path | str, domain: str | None = None) -> Task:
         domain=domain or str(metadata.get("category") or "terminal"),
         instruction=instruction,
         kind="terminal",
-        environment=Environment(dockerfile_dir=str(env_dir) if env_dir.is_dir() else None,
-                                allow_network=env.allow_internet),
+        environment=Environment(
+            dockerfile_dir=str(env_dir) if env_dir.is_dir() else None, allow_network=env.allow_internet
+        ),
         verifier=HARBOR_VERIFIER,
         solution=str(solution.parent) if solution.is_file() else None,
         limits=limits,

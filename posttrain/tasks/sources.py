@@ -58,7 +58,9 @@ class ReasoningGymSource:
         try:
             self.dataset = reasoning_gym.create_dataset(generator, seed=seed, size=size, **params)
         except (TypeError, ValueError, AssertionError) as exc:
-            raise TaskSourceError(f"domain {domain!r}: reasoning-gym:{generator} rejected params {params}: {exc}") from exc
+            raise TaskSourceError(
+                f"domain {domain!r}: reasoning-gym:{generator} rejected params {params}: {exc}"
+            ) from exc
         self.domain = domain
         self.generator = generator
         self.prompt_template = prompt_template
@@ -107,7 +109,9 @@ class JsonlSource:
                 raise TaskSourceError(f"{where}: missing field {key!r}")
         verifier = row.get("verifier", "exact")
         if verifier not in VERIFIERS or verifier == "reasoning-gym":
-            raise TaskSourceError(f"{where}: field 'verifier': unknown verifier {verifier!r}; choose one of exact, math, numeric")
+            raise TaskSourceError(
+                f"{where}: field 'verifier': unknown verifier {verifier!r}; choose one of exact, math, numeric"
+            )
         unknown = set(row) - {"id", "prompt", "answer", "verifier", "answer_extraction", "metadata"}
         if unknown:
             raise TaskSourceError(f"{where}: unknown field(s) {sorted(unknown)}")

@@ -13,8 +13,8 @@ that sample, with the message in `details["reward_errors"]`; the run goes on and
 from __future__ import annotations
 
 import math
-from functools import lru_cache
-from typing import Callable
+from collections.abc import Callable
+from functools import cache
 
 from posttrain.tasks.answer_extraction import extract_answer
 from posttrain.tasks.custom_rewards import PREFIX, RewardFunctionError, call_reward_function, parse_reward_function
@@ -68,7 +68,7 @@ def _parse_math(text: str):
     return parse(f"${text}$") or parse(text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _gym_scorer(name: str):
     import reasoning_gym
 

@@ -21,7 +21,7 @@ def make_task(root: Path, toml: str = "", instruction: str = "Do the thing.", wi
 
 
 def test_a_task_directory_becomes_a_terminal_task(tmp_path):
-    toml = '''version = "1.0"
+    toml = """version = "1.0"
 [metadata]
 category = "files"
 tags = ["a", "b"]
@@ -36,7 +36,7 @@ memory = "2G"
 storage_mb = 512
 allow_internet = false
 gpus = 0
-'''
+"""
     task = load_harbor_task(make_task(tmp_path / "demo", toml))
     assert task.id == "demo" and task.kind == "terminal" and task.domain == "files"
     assert task.instruction == "Do the thing."
@@ -52,14 +52,23 @@ gpus = 0
         load_harbor_task(make_task(tmp_path / "gpu", toml.replace("gpus = 0", "gpus = 1")))
 
 
-@pytest.mark.parametrize("breakage, where", [
-    (lambda root: (root / "instruction.md").unlink(), "instruction.md: missing"),
-    (lambda root: (root / "tests" / "test.sh").unlink(), "tests/test.sh: missing"),
-    (lambda root: (root / "task.toml").write_text("version = \n"), "task.toml: not valid TOML"),
-    (lambda root: (root / "task.toml").write_text('[verifier]\ntimeout_sec = "soon"\n'), "task.toml: verifier.timeout_sec:"),
-    (lambda root: (root / "task.toml").write_text('[environment]\nmemory = "lots"\n'), "task.toml: environment.memory_mb:"),
-    (lambda root: (root / "instruction.md").write_text("  \n"), "instruction.md: empty"),
-])
+@pytest.mark.parametrize(
+    "breakage, where",
+    [
+        (lambda root: (root / "instruction.md").unlink(), "instruction.md: missing"),
+        (lambda root: (root / "tests" / "test.sh").unlink(), "tests/test.sh: missing"),
+        (lambda root: (root / "task.toml").write_text("version = \n"), "task.toml: not valid TOML"),
+        (
+            lambda root: (root / "task.toml").write_text('[verifier]\ntimeout_sec = "soon"\n'),
+            "task.toml: verifier.timeout_sec:",
+        ),
+        (
+            lambda root: (root / "task.toml").write_text('[environment]\nmemory = "lots"\n'),
+            "task.toml: environment.memory_mb:",
+        ),
+        (lambda root: (root / "instruction.md").write_text("  \n"), "instruction.md: empty"),
+    ],
+)
 def test_a_broken_task_names_the_file_and_field(tmp_path, breakage, where):
     root = make_task(tmp_path / "broken")
     breakage(root)

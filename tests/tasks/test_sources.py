@@ -14,8 +14,13 @@ def jsonl(tmp_path, rows):
 
 
 def test_jsonl_rows_become_tasks(tmp_path):
-    path = jsonl(tmp_path, [{"id": "q1", "prompt": "2+2?", "answer": "4", "verifier": "numeric"},
-                            {"prompt": "x^2=4, x>0", "answer": "2", "verifier": "math"}])
+    path = jsonl(
+        tmp_path,
+        [
+            {"id": "q1", "prompt": "2+2?", "answer": "4", "verifier": "numeric"},
+            {"prompt": "x^2=4, x>0", "answer": "2", "verifier": "math"},
+        ],
+    )
     source = JsonlSource("toy", path, "Q: {question}", None)
     assert len(source) == 2
     first = source.get(0)
@@ -28,7 +33,10 @@ def test_jsonl_rows_become_tasks(tmp_path):
     [
         ("{not json", r"tasks.jsonl:1: not valid JSON"),
         ({"answer": "4"}, r"tasks.jsonl:1: missing field 'prompt'"),
-        ({"prompt": "p", "answer": "4", "verifier": "vibes"}, r"tasks.jsonl:1: field 'verifier': unknown verifier 'vibes'"),
+        (
+            {"prompt": "p", "answer": "4", "verifier": "vibes"},
+            r"tasks.jsonl:1: field 'verifier': unknown verifier 'vibes'",
+        ),
         ({"prompt": "p", "answer": "4", "extra": 1}, r"tasks.jsonl:1: unknown field\(s\) \['extra'\]"),
         ([1, 2], r"tasks.jsonl:1: each line must be a JSON object"),
     ],
@@ -60,8 +68,9 @@ def test_every_reasoning_gym_generator_loads_by_name():
     # `composite` mixes other generators and has no default mix: it needs params (tested apart).
     for name in sorted(set(DATASETS) - {"composite"}):
         try:
-            task = ReasoningGymSource(name, name, seed=0, size=2, params={}, prompt_template="{question}",
-                                      answer_extraction="answer_tag").get(0)
+            task = ReasoningGymSource(
+                name, name, seed=0, size=2, params={}, prompt_template="{question}", answer_extraction="answer_tag"
+            ).get(0)
             assert task.instruction and task.verifier == "reasoning-gym"
         except Exception as exc:  # collect all, report together
             failures[name] = repr(exc)[:200]
@@ -86,9 +95,15 @@ def test_heldout_is_disjoint_from_training_even_with_duplicates(tmp_path):
 
 
 def test_procedural_heldout_disjoint_and_sized():
-    source = ReasoningGymSource("add", "basic_arithmetic", seed=0, size=5000,
-                                params={"min_terms": 2, "max_terms": 2, "min_digits": 1, "max_digits": 1},
-                                prompt_template="{question}", answer_extraction="last_number")
+    source = ReasoningGymSource(
+        "add",
+        "basic_arithmetic",
+        seed=0,
+        size=5000,
+        params={"min_terms": 2, "max_terms": 2, "min_digits": 1, "max_digits": 1},
+        prompt_template="{question}",
+        answer_extraction="last_number",
+    )
     domain = Domain("add", source, 1.0, heldout_size=40, seed=0)
     heldout = {content_key(t) for t in domain.heldout}
     assert len(heldout) == 40
@@ -106,9 +121,18 @@ def test_too_few_items_for_heldout(tmp_path):
 
 def test_mixture_is_deterministic_weighted_and_resumable(tmp_path):
     def make():
-        a = Domain("a", JsonlSource("a", jsonl(tmp_path, [{"prompt": f"a{i}", "answer": "1"} for i in range(50)]),
-                                    "{question}", None), weight=3.0, heldout_size=5, seed=0)
-        b = Domain("b", JsonlSource("b", tmp_path / "tasks.jsonl", "{question}", None), weight=1.0, heldout_size=5, seed=1)
+        a = Domain(
+            "a",
+            JsonlSource(
+                "a", jsonl(tmp_path, [{"prompt": f"a{i}", "answer": "1"} for i in range(50)]), "{question}", None
+            ),
+            weight=3.0,
+            heldout_size=5,
+            seed=0,
+        )
+        b = Domain(
+            "b", JsonlSource("b", tmp_path / "tasks.jsonl", "{question}", None), weight=1.0, heldout_size=5, seed=1
+        )
         return DomainMixture([a, b], seed=7)
 
     straight = make()

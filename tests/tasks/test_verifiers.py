@@ -28,8 +28,15 @@ def test_math_verify_checks_equivalence_not_strings():
 
 
 def test_reasoning_gym_uses_the_generators_own_scorer():
-    source = ReasoningGymSource("arith", "basic_arithmetic", seed=3, size=10, params={}, prompt_template="{question}",
-                                answer_extraction="last_number")
+    source = ReasoningGymSource(
+        "arith",
+        "basic_arithmetic",
+        seed=3,
+        size=10,
+        params={},
+        prompt_template="{question}",
+        answer_extraction="last_number",
+    )
     t = source.get(0)
     assert score(f"It equals {t.answer}", t).passed
     assert not score("It equals 999999", t).passed
