@@ -3,6 +3,7 @@ rejected with the file, the key and the reason."""
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -14,7 +15,8 @@ from posttrain.errors import ConfigError
 
 # the rules tasks.answer_extraction implements; named here so a config is checked without it
 EXTRACTORS = ("full", "last_line", "answer_tag", "boxed", "last_number")
-GENERATED_PREFIXES = ("reasoning-gym:", "terminal-gen:")  # sources whose tasks are generated, not read from a path
+# sources whose tasks are generated, not read from a path
+GENERATED_PREFIXES = ("reasoning-gym:", "terminal-gen:", "scene:")
 
 
 # The agent's tool names (posttrain.agent.tools defines them; a test keeps the two in step).
@@ -93,8 +95,8 @@ class DomainConfig(_Strict):
     name: str = Field(min_length=1)
     source: str = Field(
         description="reasoning-gym:<generator>, jsonl:<path>, a path ending in .jsonl, "
-        "harbor:<dir> (terminal tasks in Harbor format) or terminal-gen:<family>[,<family>...] / terminal-gen:all "
-        "(generated terminal tasks)"
+        "harbor:<dir> (terminal tasks in Harbor format), terminal-gen:<family>[,<family>...] / terminal-gen:all "
+        "(generated terminal tasks) or scene:<difficulty>[,<difficulty>...] (3D scene layouts, docs/scene.md)"
     )
     kind: Literal["answer", "terminal"] = Field(
         "answer",
@@ -135,11 +137,13 @@ class DomainConfig(_Strict):
     @field_validator("source")
     @classmethod
     def _known_source(cls, value: str) -> str:
+        if value.startswith("scene:") and not re.fullmatch(r"\d+(,\d+)*", value.removeprefix("scene:")):
+            raise ValueError("scene: takes difficulties, e.g. scene:1 or scene:1,2")
         if value.startswith((*GENERATED_PREFIXES, "jsonl:", "harbor:")) or value.endswith(".jsonl"):
             return value
         raise ValueError(
             "must be 'reasoning-gym:<generator>', 'jsonl:<path>', 'harbor:<dir>', "
-            "'terminal-gen:<family>[,<family>...]' or a path ending in .jsonl"
+            "'terminal-gen:<family>[,<family>...]', 'scene:<difficulty>[,<difficulty>...]' or a path ending in .jsonl"
         )
 
     @field_validator("difficulty", mode="before")

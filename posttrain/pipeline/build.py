@@ -8,6 +8,8 @@ from pathlib import Path
 from posttrain.config import DomainConfig, RunConfig, config_relative_path
 from posttrain.errors import PosttrainError
 from posttrain.tasks.domains import Domain, DomainMixture
+from posttrain.tasks.scene.source import PREFIX as SCENE_PREFIX
+from posttrain.tasks.scene.source import SceneSource, parse_difficulties
 from posttrain.tasks.sources import HarborSource, JsonlSource, ReasoningGymSource, TaskSource
 from posttrain.tasks.terminal_gen import TerminalGenSource, family_names
 
@@ -30,6 +32,14 @@ def build_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
             difficulties=cfg.difficulties(),
             seed=cfg.seed,
             size=cfg.size,
+        )
+    if cfg.source.startswith(SCENE_PREFIX):
+        return SceneSource(
+            domain=cfg.name,
+            difficulties=parse_difficulties(cfg.source, where=f"domain {cfg.name!r}"),
+            seed=cfg.seed,
+            size=cfg.size,
+            prompt_template=cfg.prompt_template,
         )
     if cfg.source.startswith("harbor:"):
         return HarborSource(cfg.name, cfg.task_path(base_dir), cfg.tags, cfg.names)
