@@ -27,6 +27,18 @@ class GateResult:
 
 
 def gate(reply: str, task: SceneTask) -> GateResult:
+    read = read_answer(reply)
+    if not read.valid:
+        return read
+    asked = {o.id for o in task.objects}
+    unknown = next((o.id for o in read.answer.objects if o.id not in asked), None)
+    if unknown is not None:
+        return GateResult(None, f"object {unknown!r} is not one the task asks for")
+    return read
+
+
+def read_answer(reply: str) -> GateResult:
+    """The gate's checks that need no task: bounds, JSON, schema, at least one object, unique ids."""
     try:
         text = extract_json_text(reply)
     except ExtractionError as exc:
@@ -45,10 +57,6 @@ def gate(reply: str, task: SceneTask) -> GateResult:
     duplicate = next((i for i in ids if ids.count(i) > 1), None)
     if duplicate is not None:
         return GateResult(None, f"object id {duplicate!r} appears {ids.count(duplicate)} times")
-    asked = {o.id for o in task.objects}
-    unknown = next((i for i in ids if i not in asked), None)
-    if unknown is not None:
-        return GateResult(None, f"object {unknown!r} is not one the task asks for")
     return GateResult(answer, None)
 
 
