@@ -11,6 +11,7 @@ is checked as its bounding box.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -117,3 +118,21 @@ class SceneTask(_Record):
 
     def spec(self, object_id: str) -> ObjectSpec:
         return next(o for o in self.objects if o.id == object_id)
+
+
+def compact_json(answer: SceneAnswer) -> str:
+    """The answer as short JSON (what the oracle replies and a warm start trains on): no spaces,
+    whole numbers without a decimal point, a zero rotation left out."""
+
+    def number(value: float) -> float | int:
+        return int(value) if float(value).is_integer() else value
+
+    objects = []
+    for obj in answer.objects:
+        item = {"id": obj.id, "shape": obj.shape, "size": [number(v) for v in obj.size]}
+        item["position"] = [number(v) for v in obj.position]
+        if obj.rotation:
+            item["rotation"] = number(obj.rotation)
+        item["color"] = obj.color
+        objects.append(item)
+    return json.dumps({"objects": objects}, separators=(",", ":"))

@@ -12,7 +12,7 @@ from posttrain.errors import TaskSourceError
 from posttrain.tasks.records import Task
 from posttrain.tasks.scene.generator import MAX_DIFFICULTY, check_difficulty, generate
 from posttrain.tasks.scene.prompt import describe
-from posttrain.tasks.scene.schema import SceneTask
+from posttrain.tasks.scene.schema import SceneTask, compact_json
 from posttrain.tasks.scene.solver import solve
 
 PREFIX = "scene:"
@@ -46,7 +46,7 @@ def scene_task(task: SceneTask, task_id: str, domain: str, prompt_template: str 
         domain=domain,
         instruction=prompt_template.format(question=describe(task)),
         verifier="scene",
-        answer=solve(task).model_dump_json(),
+        answer=compact_json(solve(task)),
         metadata={"scene": task.model_dump(mode="json"), "difficulty": task.difficulty, **metadata},
     )
 
