@@ -43,7 +43,7 @@ class ConstraintResult:
 def check_constraints(task: SceneTask, answer: SceneAnswer) -> list[ConstraintResult]:
     by_id = {o.id: o for o in answer.objects}
     results = [_placed(spec, by_id, task) for spec in task.objects]
-    placed = {r.name[len("placed(") : -1] for r in results if r.held}
+    placed = {placed_id(r.name) for r in results if r.held}
     results += [_relation(rel, by_id, placed) for rel in task.relations]
     if task.clear_path is not None:
         results.append(_clear_path(task, answer, placed))
@@ -54,6 +54,11 @@ def constraint_names(task: SceneTask) -> list[str]:
     """Every constraint of the task, in the order check_constraints reports them."""
     names = [f"placed({o.id})" for o in task.objects] + [relation_name(r) for r in task.relations]
     return names + (["clear_path"] if task.clear_path is not None else [])
+
+
+def placed_id(name: str) -> str | None:
+    """The object a `placed(X)` constraint is about; None for the other constraints."""
+    return name[len("placed(") : -1] if name.startswith("placed(") else None
 
 
 def relation_name(rel: Relation) -> str:

@@ -10,7 +10,7 @@ from functools import cache
 from importlib.resources import files
 
 from posttrain.tasks.scene.catalogue import COLORS
-from posttrain.tasks.scene.constraints import BESIDE_MAX_GAP
+from posttrain.tasks.scene.constraints import BESIDE_MAX_GAP, placed_id
 from posttrain.tasks.scene.schema import Room, SceneAnswer, SceneTask
 from posttrain.tasks.scene.scoring import SceneScore
 
@@ -37,13 +37,13 @@ def render_page(answer: SceneAnswer, task: SceneTask | None = None, score: Scene
     """The page for `answer`; with `task` and its `score`, the room is the task's and the
     constraint results are listed (failed objects glow red)."""
     room = task.room if task is not None else _room_around(answer)
-    failed = [c.name[len("placed(") : -1] for c in (score.constraints if score else []) if not c.held]
+    failed = [placed_id(c.name) for c in (score.constraints if score else []) if not c.held]
     data = {
         "room": room.model_dump(),
         "clear_path": task.clear_path.model_dump() if task is not None and task.clear_path else None,
         "objects": [o.model_dump() for o in answer.objects],
         "colors": COLORS,
-        "failed_objects": [name for name in failed if "(" not in name],
+        "failed_objects": [name for name in failed if name is not None],
     }
     payload = json.dumps(data).replace("</", "<\\/")
     return (
