@@ -33,7 +33,9 @@ def _static(name: str) -> str:
     return (files("posttrain.tasks.scene") / "static" / name).read_text(encoding="utf-8")
 
 
-def render_page(answer: SceneAnswer, task: SceneTask | None = None, score: SceneScore | None = None, title="") -> str:
+def render_page(
+    answer: SceneAnswer, task: SceneTask | None = None, score: SceneScore | None = None, title: str = ""
+) -> str:
     """The page for `answer`; with `task` and its `score`, the room is the task's and the
     constraint results are listed (failed objects glow red)."""
     room = task.room if task is not None else _room_around(answer)
@@ -83,6 +85,6 @@ def _room_words(room: Room) -> str:
 
 def _room_around(answer: SceneAnswer) -> Room:
     """Without a task: a floor that holds every object, with a metre to spare."""
-    reach = max(max(abs(o.position[0]), abs(o.position[2])) + max(o.width, o.depth) for o in answer.objects)
-    height = max(o.top for o in answer.objects)
+    reach = max((max(abs(o.position[0]), abs(o.position[2])) + max(o.width, o.depth) for o in answer.objects), default=1)
+    height = max((o.top for o in answer.objects), default=1.0)
     return Room(width=2 * reach + 2, depth=2 * reach + 2, height=max(height + 0.5, 1.0))
