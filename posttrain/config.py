@@ -308,8 +308,9 @@ class CurriculumConfig(_Strict):
 class SFTConfig(_Strict):
     """`[sft]`: the supervised warm start on agent transcripts (`posttrain sft`, or a stage before
     RL in a train config): demonstrations from the tasks' reference solutions, replayed through
-    the agent's tool format and kept only when the verifier passes them, then rounds of rejection
-    sampling (the policy's own episodes that passed: expert iteration)."""
+    the agent's tool format and kept only when the verifier passes them (for single-reply tasks,
+    such as the scene domain: the prompt and the verified reference answer), then rounds of
+    rejection sampling (the policy's own episodes or replies that passed: expert iteration)."""
 
     demonstrations: int = Field(256, ge=0, description="training tasks to demonstrate with their reference steps")
     data: list[str] = Field(
