@@ -9,35 +9,9 @@ import pytest
 from posttrain.pipeline.sft.demonstrations import DemonstrationFailed, answer_demonstrations
 from posttrain.pipeline.sft.transcripts import read_transcripts
 from posttrain.tasks.scene.source import tasks_from_spec
+from tests.tasks.scene.test_scene_source import SCENE_CONFIG
 
-CONFIG = """
-seed = 0
-threads = 1
-
-[model]
-name = "tiny-llama"
-
-[[domains]]
-name = "scene"
-source = "scene:1"
-heldout = 3
-
-[rollout]
-prompts_per_step = 2
-group_size = 2
-max_new_tokens = 8
-
-[algorithm]
-dynamic_sampling = false
-
-[optim]
-micro_batch_tokens = 2048
-
-[train]
-steps = 1
-checkpoint_every = 1
-keep_checkpoints = 1
-
+SFT_TABLE = """
 [sft]
 demonstrations = 4
 batch_size = 2
@@ -69,7 +43,7 @@ def test_train_with_a_warm_start_on_scenes_reports_graded_held_out_results(tmp_p
     from posttrain.pipeline.driver import train
 
     path = tmp_path / "scene.toml"
-    path.write_text(CONFIG)
+    path.write_text(SCENE_CONFIG.format(source="scene:1") + SFT_TABLE)
     summary = train(path, tmp_path / "run")
     demos = read_transcripts(tmp_path / "run" / "sft" / "demonstrations.jsonl")
     assert len(demos) == 4 and all(d.source == "demonstration" for d in demos)
@@ -78,7 +52,7 @@ def test_train_with_a_warm_start_on_scenes_reports_graded_held_out_results(tmp_p
     assert graded == summary["heldout_graded"]
     for metric in ("mean_reward", "validity"):
         entry = graded[metric]
-        assert entry["n"] == 3 and set(entry) >= {"base", "sft", "rl", "sft_minus_base", "rl_minus_sft"}
+        assert entry["n"] == 4 and set(entry) >= {"base", "sft", "rl", "sft_minus_base", "rl_minus_sft"}
         low, high = entry["rl_minus_sft"]["ci95"]
         assert low <= entry["rl_minus_sft"]["delta"] <= high
     assert graded["validity"]["base"] == 0.0  # 8 tokens hold no scene
