@@ -274,6 +274,9 @@ def _register_subcommands() -> None:
     from posttrain.tasks.cli import app as tasks_app
 
     app.add_typer(tasks_app, name="tasks", short_help="Generated terminal task families: list and write them.")
+    from posttrain.tasks.scene.cli import app as scene_app
+
+    app.add_typer(scene_app, name="scene", short_help="3D scene layout tasks: generate, solve, check, render.")
     from posttrain.serve.cli import app as serve_app
 
     app.add_typer(serve_app, name="serve", short_help="Serve a model behind an OpenAI-compatible API; bench it.")

@@ -3,6 +3,7 @@ rejected with the file, the key and the reason."""
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -14,7 +15,8 @@ from posttrain.errors import ConfigError
 
 # the rules tasks.answer_extraction implements; named here so a config is checked without it
 EXTRACTORS = ("full", "last_line", "answer_tag", "boxed", "last_number")
-GENERATED_PREFIXES = ("reasoning-gym:", "terminal-gen:")  # sources whose tasks are generated, not read from a path
+# sources whose tasks are generated, not read from a path
+GENERATED_PREFIXES = ("reasoning-gym:", "terminal-gen:", "scene:")
 PATH_PREFIXES = ("jsonl:", "harbor:", "parquet:", "hf-dataset:")  # sources read from a file or folder
 TABLE_PREFIXES = ("parquet:", "hf-dataset:")  # sources with column mapping keys
 ANSWER_VERIFIERS = ("exact", "numeric", "math")  # built-in verifiers a domain may name
@@ -113,8 +115,8 @@ class DomainConfig(_Strict):
     source: str = Field(
         description="reasoning-gym:<generator>, jsonl:<path>, a path ending in .jsonl, parquet:<path> (verl's "
         "format), hf-dataset:<dir or data file> (datasets' save_to_disk, or a local .parquet/.jsonl/.json/.csv), "
-        "harbor:<dir> (terminal tasks in Harbor format) or terminal-gen:<family>[,<family>...] / terminal-gen:all "
-        "(generated terminal tasks)"
+        "harbor:<dir> (terminal tasks in Harbor format), terminal-gen:<family>[,<family>...] / terminal-gen:all "
+        "(generated terminal tasks) or scene:<difficulty>[,<difficulty>...] (3D scene layouts, docs/scene.md)"
     )
     kind: Literal["answer", "terminal"] = Field(
         "answer",
@@ -176,11 +178,14 @@ class DomainConfig(_Strict):
     @field_validator("source")
     @classmethod
     def _known_source(cls, value: str) -> str:
+        if value.startswith("scene:") and not re.fullmatch(r"\d+(,\d+)*", value.removeprefix("scene:")):
+            raise ValueError("scene: takes difficulties, e.g. scene:1 or scene:1,2")
         if value.startswith((*GENERATED_PREFIXES, *PATH_PREFIXES)) or value.endswith(".jsonl"):
             return value
         raise ValueError(
             "must be 'reasoning-gym:<generator>', 'jsonl:<path>', 'parquet:<path>', 'hf-dataset:<path>', "
-            "'harbor:<dir>', 'terminal-gen:<family>[,<family>...]' or a path ending in .jsonl"
+            "'harbor:<dir>', 'terminal-gen:<family>[,<family>...]', 'scene:<difficulty>[,<difficulty>...]' "
+            "or a path ending in .jsonl"
         )
 
     def verifiers(self) -> list[tuple[str, float]]:
@@ -385,8 +390,9 @@ class CurriculumConfig(_Strict):
 class SFTConfig(_Strict):
     """`[sft]`: the supervised warm start on agent transcripts (`posttrain sft`, or a stage before
     RL in a train config): demonstrations from the tasks' reference solutions, replayed through
-    the agent's tool format and kept only when the verifier passes them, then rounds of rejection
-    sampling (the policy's own episodes that passed: expert iteration)."""
+    the agent's tool format and kept only when the verifier passes them (for single-reply tasks,
+    such as the scene domain: the prompt and the verified reference answer), then rounds of
+    rejection sampling (the policy's own episodes or replies that passed: expert iteration)."""
 
     demonstrations: int = Field(256, ge=0, description="training tasks to demonstrate with their reference steps")
     data: list[str] = Field(

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=${POSTTRAIN_VENV:-.venv}
-EXTRAS=${POSTTRAIN_EXTRAS:-test,bench,docker,ray,serve,dashboard,tensorboard,s3,wandb}
+EXTRAS=${POSTTRAIN_EXTRAS:-test,bench,docker,ray,serve,dashboard,tensorboard,s3,wandb,scene}
 
 # Debian packages, as root only: the sandbox (bubblewrap), browser tests (chromium), and the
 # tools the built-in terminal tasks use inside the sandbox (pytest, git, make, gcc, jq, sqlite3).

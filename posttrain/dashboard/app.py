@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Query, Request
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from posttrain.dashboard import curves
@@ -24,6 +24,7 @@ from posttrain.dashboard.overviews import overview, read_json, status
 from posttrain.dashboard.sample_view import episode_view, sample_view
 from posttrain.dashboard.token_text import TokenTexts, run_model_name
 from posttrain.dashboard.trajectory_queries import SampleFilter, TrajectoryQueries
+from posttrain.errors import PosttrainError
 
 STATIC = Path(__file__).parent / "static"
 PAGES = (
@@ -169,6 +170,20 @@ def create_app(paths: list[Path]) -> FastAPI:
         if row is None:
             raise HTTPException(404, f"{found.path}/trajectories.sqlite has no sample {sample_id}")
         return sample_view(row, dashboard.texts(found))
+
+    @app.get("/api/runs/{index}/samples/{sample_id}/scene", response_class=HTMLResponse)
+    def sample_scene(index: int, sample_id: int) -> HTMLResponse:
+        """A scene-domain sample drawn in 3D (posttrain/dashboard/scene_view.py)."""
+        from posttrain.dashboard.scene_view import scene_page_of_sample
+
+        found = dashboard.get(index, RUN)
+        row = dashboard.trajectories[index].sample(sample_id)
+        if row is None:
+            raise HTTPException(404, f"{found.path}/trajectories.sqlite has no sample {sample_id}")
+        try:
+            return HTMLResponse(scene_page_of_sample(found.path, row))
+        except PosttrainError as exc:
+            raise HTTPException(422, str(exc)) from None
 
     @app.get("/api/evals/{index}/results")
     def eval_results(index: int) -> dict[str, Any]:

@@ -16,7 +16,11 @@ AGENTS = ("oracle", "nop", "model")
 
 
 def load_tasks(spec: str, tokenizer, names: str | None = None, tags: str | None = None):
-    """A Harbor suite or task directory, or a longctx:... spec -> (tasks, invalid task directories)."""
+    """A Harbor suite or task directory, a longctx:... or a scene:... spec -> (tasks, invalid task directories)."""
+    if spec.startswith("scene:"):
+        from posttrain.tasks.scene.source import tasks_from_spec
+
+        return tasks_from_spec(spec), []
     if spec.startswith("longctx:"):
         from posttrain.evaluate.longctx import generate_tasks
 
@@ -54,7 +58,8 @@ def eval_command(
         None,
         "--tasks",
         help="Required. A Harbor task directory or suite (tasks/terminal), "
-        "or longctx:KINDS:LENGTHS[:COUNT[:SEED]] (e.g. longctx:all:1k,8k:3).",
+        "or longctx:KINDS:LENGTHS[:COUNT[:SEED]] (e.g. longctx:all:1k,8k:3), "
+        "or scene:DIFFICULTIES[:COUNT[:SEED]] (3D scene layouts, e.g. scene:1,2:20).",
     ),
     agent: str = typer.Option(
         "oracle",
@@ -123,6 +128,7 @@ def eval_command(
     posttrain eval --tasks tasks/terminal --agent oracle --out runs/eval-oracle
     posttrain eval --tasks tasks/terminal --agent model --model smollm2-135m -k 4 --out runs/eval-smol
     posttrain eval --tasks longctx:all:1k,4k:2 --agent model --out runs/longctx
+    posttrain eval --tasks scene:1,2:20 --agent model --out runs/scene
     posttrain eval compare runs/eval-a runs/eval-b
     """
     if ctx.invoked_subcommand is not None:

@@ -9,6 +9,8 @@ from posttrain.config import TABLE_PREFIXES, DomainConfig, RunConfig, config_rel
 from posttrain.errors import PosttrainError, TaskSourceError
 from posttrain.tasks.custom_rewards import PREFIX, check_importable, parse_reward_function
 from posttrain.tasks.domains import Domain, DomainMixture
+from posttrain.tasks.scene.source import PREFIX as SCENE_PREFIX
+from posttrain.tasks.scene.source import SceneSource, parse_difficulties
 from posttrain.tasks.sources import HarborSource, JsonlSource, ReasoningGymSource, ScoredBy, TaskSource
 from posttrain.tasks.table_sources import TableSource, read_dataset_rows, read_parquet_rows
 from posttrain.tasks.terminal_gen import TerminalGenSource, family_names
@@ -60,6 +62,14 @@ def _read_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
             difficulties=cfg.difficulties(),
             seed=cfg.seed,
             size=cfg.size,
+        )
+    if cfg.source.startswith(SCENE_PREFIX):
+        return SceneSource(
+            domain=cfg.name,
+            difficulties=parse_difficulties(cfg.source, where=f"domain {cfg.name!r}"),
+            seed=cfg.seed,
+            size=cfg.size,
+            prompt_template=cfg.prompt_template,
         )
     if cfg.source.startswith("harbor:"):
         return HarborSource(cfg.name, cfg.task_path(base_dir), cfg.tags, cfg.names)

@@ -19,6 +19,8 @@ class EvalResult:
     per_domain: dict[str, float]
     overall: float
     per_family: dict[str, float] = field(default_factory=dict)  # generated terminal tasks, by family
+    per_item_reward: dict[str, float] = field(default_factory=dict)  # answer tasks: the reward itself
+    per_item_valid: dict[str, float] = field(default_factory=dict)  # verifiers with a validity gate (scene)
 
     def to_json(self) -> dict:
         return {
@@ -26,6 +28,8 @@ class EvalResult:
             "per_domain": self.per_domain,
             "per_family": self.per_family,
             "per_item": self.per_item,
+            "per_item_reward": self.per_item_reward,
+            "per_item_valid": self.per_item_valid,
         }
 
     @classmethod
@@ -35,6 +39,8 @@ class EvalResult:
             per_domain=data["per_domain"],
             overall=data["overall"],
             per_family=data.get("per_family", {}),
+            per_item_reward=data.get("per_item_reward", {}),
+            per_item_valid=data.get("per_item_valid", {}),
         )
 
 
@@ -52,6 +58,8 @@ def evaluate(
     passed when the task's verifier says so."""
     params = SamplingParams(n=1, temperature=0.0, max_tokens=max_tokens)
     per_item: dict[str, float] = {}
+    per_item_reward: dict[str, float] = {}
+    per_item_valid: dict[str, float] = {}
     by_domain: dict[str, list[float]] = {}
     by_family: dict[str, list[float]] = {}
     terminal = [t for t in tasks if t.kind == "terminal"]
@@ -80,12 +88,23 @@ def evaluate(
         for group in generate_groups(engine, tokenizer, chunk, params, system_prompt):
             # Accuracy counts passes: some verifiers give partial credit (reasoning-gym scores a
             # well-formed wrong answer 0.01), which is a training signal, not a correct answer.
-            value = float(group.rewards[0].passed)
+            reward = group.rewards[0]
+            value = float(reward.passed)
             per_item[group.task.id] = value
+            per_item_reward[group.task.id] = float(reward.value)
+            if "valid" in reward.details:
+                per_item_valid[group.task.id] = float(bool(reward.details["valid"]))
             by_domain.setdefault(group.task.domain, []).append(value)
         if on_progress:
             on_progress(len(chunk))
     per_domain = {d: sum(v) / len(v) for d, v in sorted(by_domain.items())}
     overall = sum(per_item.values()) / max(len(per_item), 1)
     per_family = {f: sum(v) / len(v) for f, v in sorted(by_family.items())}
-    return EvalResult(per_item=per_item, per_domain=per_domain, overall=overall, per_family=per_family)
+    return EvalResult(
+        per_item=per_item,
+        per_domain=per_domain,
+        overall=overall,
+        per_family=per_family,
+        per_item_reward=per_item_reward,
+        per_item_valid=per_item_valid,
+    )

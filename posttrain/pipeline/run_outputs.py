@@ -18,6 +18,7 @@ from posttrain.pipeline.domain_monitor import alarms_of_run
 from posttrain.pipeline.evaluation import EvalResult, evaluate
 from posttrain.pipeline.progress import TrainingProgress
 from posttrain.pipeline.run_dir import RunDir
+from posttrain.pipeline.stage_summary import graded_summary
 from posttrain.storage.atomic import write_json_atomic
 from posttrain.train.checkpoint import save_checkpoint
 
@@ -95,6 +96,9 @@ def run_summary(
         "delta": delta,
         "delta_ci95": [low, high],
         "per_domain_delta": per_domain,
+        "heldout_graded": graded_summary(
+            [("before", before), ("after", after)], config.train.bootstrap_samples, config.seed
+        ),
         "n_heldout": len(ids),
         "steps": config.train.steps,
         "wall_s": wall_s,

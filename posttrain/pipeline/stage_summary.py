@@ -12,6 +12,29 @@ def heldout_pass_at_1(result: EvalResult) -> dict[str, float]:
     return {"overall": result.overall, **(result.per_family or result.per_domain)}
 
 
+def graded_summary(named: list[tuple[str, EvalResult]], samples: int, seed: int) -> dict:
+    """Beyond pass@1, for verifiers that grade (partial credit, a validity gate: the scene domain):
+    the held-out mean reward and validity rate at each named evaluation, over the items every one
+    of them graded, and the paired bootstrap 95% interval of each change from one to the next."""
+    summary = {}
+    for metric, attribute in (("mean_reward", "per_item_reward"), ("validity", "per_item_valid")):
+        maps = [getattr(result, attribute) for _, result in named]
+        ids = sorted(set.intersection(*(set(m) for m in maps))) if maps else []
+        if not ids:
+            continue
+        names = [name for name, _ in named]
+        entry: dict = {name: sum(m[i] for i in ids) / len(ids) for name, m in zip(names, maps)}
+        for k in range(1, len(named)):
+            before, after = maps[k - 1], maps[k]
+            delta, low, high = paired_bootstrap_ci(
+                [before[i] for i in ids], [after[i] for i in ids], samples=samples, seed=seed
+            )
+            entry[f"{names[k]}_minus_{names[k - 1]}"] = {"delta": delta, "ci95": [low, high]}
+        entry["n"] = len(ids)
+        summary[metric] = entry
+    return summary
+
+
 def stages_summary(base: EvalResult, sft: EvalResult, rl: EvalResult, samples: int, seed: int) -> dict:
     ids = sorted(base.per_item)
 
@@ -31,4 +54,5 @@ def stages_summary(base: EvalResult, sft: EvalResult, rl: EvalResult, samples: i
         "rl_minus_sft": rl.overall - sft.overall,
         "rl_minus_sft_ci95": ci(sft, rl),
         "sft_minus_base_ci95": ci(base, sft),
+        "heldout_graded": graded_summary([("base", base), ("sft", sft), ("rl", rl)], samples, seed),
     }

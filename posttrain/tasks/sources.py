@@ -108,7 +108,7 @@ class JsonlSource:
             if key not in row:
                 raise TaskSourceError(f"{where}: missing field {key!r}")
         verifier = row.get("verifier", "exact")
-        if verifier not in VERIFIERS or verifier == "reasoning-gym":
+        if verifier not in VERIFIERS or verifier in ("reasoning-gym", "scene"):
             raise TaskSourceError(
                 f"{where}: field 'verifier': unknown verifier {verifier!r}; choose one of exact, math, numeric"
             )

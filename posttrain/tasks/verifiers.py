@@ -1,7 +1,9 @@
 """Verifiers for single-reply tasks: reply text + task -> Reward.
 
 Names: `exact`, `numeric`, `math` (math-verify), `reasoning-gym` (the generator's own
-`score_answer`). Each extracts the answer by the task's `metadata["answer_extraction"]` rule.
+`score_answer`), `scene` (the scene domain's validity gate x geometric constraints). Each but
+`scene` extracts the answer by the task's `metadata["answer_extraction"]` rule; `scene` finds
+the JSON in the reply itself (posttrain.tasks.scene.extraction).
 
 `python:module:function` is the user's own function (custom_rewards.py); a task whose verifier
 is `weighted` is scored by each of `metadata["rewards"]` ([name, weight] pairs) and gets their
@@ -19,6 +21,7 @@ from functools import cache
 from posttrain.tasks.answer_extraction import extract_answer
 from posttrain.tasks.custom_rewards import PREFIX, RewardFunctionError, call_reward_function, parse_reward_function
 from posttrain.tasks.records import Reward, Task
+from posttrain.tasks.scene.verifier import verify_scene
 
 Verifier = Callable[[str, Task], Reward]
 
@@ -87,6 +90,7 @@ VERIFIERS: dict[str, Verifier] = {
     "numeric": verify_numeric,
     "math": verify_math,
     "reasoning-gym": verify_reasoning_gym,
+    "scene": verify_scene,
 }
 
 

@@ -364,6 +364,10 @@ async function samplePage(index, sampleId) {
     h("h3", {}, "Prompt"), h("pre", { id: "prompt" }, s.prompt),
     h("h3", {}, s.turns ? "First training sequence" : "Completion"), colouredTokens(s.tokens, s.advantage),
     ...(s.turns ? [h("h3", {}, "Episode"), ...turnsView(s.turns)] : []),
+    ...(s.details && "constraints" in s.details && "valid" in s.details
+      ? [h("p", {}, h("a", { id: "scene-link", href: `/api/runs/${index}/samples/${s.id}/scene`, target: "_blank" },
+          "View the scene in 3D (the reply drawn with its constraint results)"))]
+      : []),
     h("h3", {}, "Verifier"), h("pre", {}, JSON.stringify(s.details, null, 1)));
 }
 

@@ -35,3 +35,32 @@ def collect_demonstrations(
             )
         transcripts.append(transcript_of(task, trajectory, "demonstration"))
     return transcripts
+
+
+def answer_demonstrations(tasks: list[Task], tokenizer, system_prompt: str | None) -> list[Transcript]:
+    """Single-reply tasks (the scene domain, JSONL answers): the prompt exactly as a rollout sends
+    it, then the reference answer and the end-of-turn token. Raises DemonstrationFailed naming the
+    first task whose reference answer its own verifier does not pass."""
+    from posttrain.pipeline.rollout import prompt_token_ids
+    from posttrain.tasks.verifiers import score
+
+    transcripts = []
+    for task in tasks:
+        reference = "" if task.answer is None else str(task.answer)
+        if not score(reference, task).passed:
+            raise DemonstrationFailed(
+                f"task {task.id}: its reference answer does not pass its own verifier ({task.verifier}); "
+                "a warm start needs answers written the way the verifier reads them"
+            )
+        completion = list(tokenizer(reference, add_special_tokens=False)["input_ids"]) + [tokenizer.eos_token_id]
+        segment = {
+            "prompt_ids": prompt_token_ids(tokenizer, task, system_prompt),
+            "completion_ids": completion,
+            "completion_mask": [1] * len(completion),
+        }
+        transcripts.append(
+            Transcript(
+                task.id, "demonstration", [segment], task.metadata.get("family"), task.metadata.get("difficulty")
+            )
+        )
+    return transcripts

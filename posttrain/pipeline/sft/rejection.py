@@ -48,3 +48,27 @@ def rejection_sample(
     ]
     solved = {a.task_id for a in accepted}
     return RejectionRound(accepted, len(episodes), len(solved))
+
+
+def answer_rejection_sample(
+    engine, tokenizer, tasks: list[Task], samples: int, temperature: float, max_tokens: int, system_prompt, seed: int
+) -> RejectionRound:
+    """Single-reply tasks: `samples` replies per task at `temperature`; every passed one is accepted."""
+    from posttrain.pipeline.rollout import generate_groups, prompt_token_ids
+
+    if not tasks:
+        return RejectionRound([], 0, 0)
+    params = SamplingParams(n=samples, temperature=temperature, max_tokens=max_tokens)
+    groups = generate_groups(engine, tokenizer, tasks, params, system_prompt, seed_for_slot=lambda slot: seed + slot)
+    accepted = []
+    for group in groups:
+        prompt = prompt_token_ids(tokenizer, group.task, system_prompt)
+        for completion, reward in zip(group.completions, group.rewards):
+            if reward.passed:
+                ids = list(completion.token_ids)
+                segment = {"prompt_ids": prompt, "completion_ids": ids, "completion_mask": [1] * len(ids)}
+                meta = group.task.metadata
+                accepted.append(
+                    Transcript(group.task.id, "rejection", [segment], meta.get("family"), meta.get("difficulty"))
+                )
+    return RejectionRound(accepted, len(tasks) * samples, len({t.task_id for t in accepted}))

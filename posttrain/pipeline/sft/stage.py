@@ -1,7 +1,8 @@
 """The SFT stage: a supervised warm start on verified agent transcripts, before RL.
 
     demonstrations  the training tasks' reference steps, replayed through the agent's tool
-                    format and kept when the verifier passes (demonstrations.jsonl)
+                    format and kept when the verifier passes (demonstrations.jsonl); for
+                    single-reply tasks (the scene domain), the prompt and the reference answer
     train           `epochs` passes of next-token NLL on the model's own tokens (the loss mask
                     of multi-turn RL), `batch_size` transcripts per optimizer step
     rounds          rejection sampling: the policy's own episodes on fresh training tasks, the
@@ -31,8 +32,8 @@ from posttrain.observe.metrics import JsonlMetricsSink, truncate_metrics_after
 from posttrain.pipeline.build import load_policy_pair
 from posttrain.pipeline.evaluation import EvalResult, evaluate
 from posttrain.pipeline.run_outputs import load_eval
-from posttrain.pipeline.sft.demonstrations import collect_demonstrations
-from posttrain.pipeline.sft.rejection import rejection_sample
+from posttrain.pipeline.sft.demonstrations import answer_demonstrations, collect_demonstrations
+from posttrain.pipeline.sft.rejection import RejectionRound, answer_rejection_sample, rejection_sample
 from posttrain.pipeline.sft.transcripts import Transcript, read_transcripts, write_transcripts
 from posttrain.storage.atomic import write_json_atomic
 from posttrain.tasks.domains import DomainMixture
@@ -178,8 +179,12 @@ class _Stage:
         if self.sd.demonstrations.is_file():
             return read_transcripts(self.sd.demonstrations)
         tasks = self._training_tasks(self.sft.demonstrations, stream=0)
-        with self._episodes_bar("demonstrations", len(tasks)) as advance:
-            demos = collect_demonstrations(tasks, self.tokenizer, self.config.agent, on_episode_end=advance)
+        terminal = [t for t in tasks if t.kind == "terminal"]
+        answer = [t for t in tasks if t.kind != "terminal"]
+        demos = answer_demonstrations(answer, self.tokenizer, self.config.rollout.system_prompt)
+        if terminal:
+            with self._episodes_bar("demonstrations", len(terminal)) as advance:
+                demos += collect_demonstrations(terminal, self.tokenizer, self.config.agent, on_episode_end=advance)
         write_transcripts(self.sd.demonstrations, demos)
         tokens = sum(d.trained_tokens for d in demos)
         self.say(f"sft: {len(demos)} demonstrations verified ({tokens} trained tokens)")
@@ -191,16 +196,34 @@ class _Stage:
             return read_transcripts(path)
         self._sync_engine()
         tasks = self._training_tasks(self.sft.rejection_tasks, stream=round_)
-        with self._episodes_bar(f"rejection round {round_}", len(tasks) * self.sft.rejection_samples) as advance:
-            outcome = rejection_sample(
-                self.engine,
-                self.tokenizer,
-                tasks,
-                self.sft.rejection_samples,
-                self.sft.rejection_temperature,
-                self.config.agent,
-                seed=self.config.seed + round_,
-                on_episode_end=advance,
+        terminal = [t for t in tasks if t.kind == "terminal"]
+        answer = [t for t in tasks if t.kind != "terminal"]
+        outcome = answer_rejection_sample(
+            self.engine,
+            self.tokenizer,
+            answer,
+            self.sft.rejection_samples,
+            self.sft.rejection_temperature,
+            self.config.rollout.max_new_tokens,
+            self.config.rollout.system_prompt,
+            seed=self.config.seed * 1_000_003 + round_,
+        )
+        if terminal:
+            with self._episodes_bar(f"rejection round {round_}", len(terminal) * self.sft.rejection_samples) as advance:
+                episodes = rejection_sample(
+                    self.engine,
+                    self.tokenizer,
+                    terminal,
+                    self.sft.rejection_samples,
+                    self.sft.rejection_temperature,
+                    self.config.agent,
+                    seed=self.config.seed + round_,
+                    on_episode_end=advance,
+                )
+            outcome = RejectionRound(
+                outcome.accepted + episodes.accepted,
+                outcome.episodes + episodes.episodes,
+                outcome.tasks_solved + episodes.tasks_solved,
             )
         write_transcripts(path, outcome.accepted)
         self.metrics.write(
