@@ -26,11 +26,14 @@ lint: setup
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
+# The suite runs on TEST_WORKERS processes (pytest-xdist), a test file per worker at a time so
+# that module fixtures (a server, a browser) are shared; one torch thread per worker.
+TEST_WORKERS ?= 2
 test: lint
-	$(PY) -m pytest -q -ra
+	$(PY) -m pytest -q -ra -n $(TEST_WORKERS) --dist loadfile
 
 test-fast: lint
-	$(PY) -m pytest -q -ra -m "not slow"
+	$(PY) -m pytest -q -ra -n $(TEST_WORKERS) --dist loadfile -m "not slow"
 
 bench: setup
 	OMP_NUM_THREADS=2 $(PY) benchmarks/grpo_vs_trl.py --out docs/grpo_vs_trl.json

@@ -1,6 +1,8 @@
 import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "2")
+if os.environ.get("PYTEST_XDIST_WORKER"):  # `make test` runs a worker per core: one thread each
+    os.environ["OMP_NUM_THREADS"] = "1"
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
