@@ -93,11 +93,16 @@ keep_checkpoints = 1
 
 
 def monitor(
-    size: dict, reaction: str = "none", conflict_every: int = 0, every: int | None = None, factor: float = 2.0
+    size: dict,
+    reaction: str = "none",
+    conflict_every: int = 0,
+    every: int | None = None,
+    factor: float = 2.0,
+    max_boost: float = 8.0,
 ) -> str:
     return (
         f'[monitor]\nevery = {every or size["every"]}\nitems = {size["items"]}\nreaction = "{reaction}"\n'
-        f"conflict_every = {conflict_every}\nreweight_factor = {factor}\nmax_boost = {factor**2}\n"
+        f"conflict_every = {conflict_every}\nreweight_factor = {factor}\nmax_boost = {max_boost}\n"
     )
 
 
@@ -302,7 +307,7 @@ def induced_seesaw(work: Path, size: dict, steps: int) -> dict:
     every = max(1, size["every"] // 2)
     runs = {}
     for reaction in ("none", "reweight"):
-        extra = monitor(size, reaction=reaction, conflict_every=2, every=every, factor=4.0)
+        extra = monitor(size, reaction=reaction, conflict_every=2, every=every, factor=4.0, max_boost=16.0)
         runs[reaction] = train(work, f"seesaw2-{reaction}", text + extra)
     result = {}
     for reaction, run in runs.items():

@@ -44,10 +44,7 @@ class DomainMonitor:
     def evaluate(self, step: int, background: bool = False) -> dict:
         """Evaluate the monitored items, feed the monitor and the reaction; the record's fields.
         `background`: start the evaluation and return at once ({}); collect() brings its fields."""
-        if self._pending is not None:  # one at a time: the previous evaluation first
-            record = self.collect(wait=True)
-        else:
-            record = {}
+        record = self.collect(wait=True)  # one at a time: the previous evaluation first
         label, tasks = f"monitor @ step {step}", [t for items in self.items.values() for t in items]
         hold = getattr(self.evals.engine, "weights_held", None)
         if not (background and hold):

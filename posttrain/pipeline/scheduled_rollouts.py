@@ -15,6 +15,7 @@ Between steps it applies changes from control.json and keeps scheduler.json up t
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -241,12 +242,13 @@ class ScheduledRollouts:
 def failure_counts(groups) -> dict[str, int]:
     """`failures/<mode>`: the batch's episodes that ended in each failure mode (sandbox_died,
     timeout, ...)."""
-    counts: dict[str, int] = {}
-    for group in groups:
-        for trajectory in getattr(group, "trajectories", ()):  # agent episodes; answer groups have none
-            if trajectory.failure_mode:
-                counts[f"failures/{trajectory.failure_mode}"] = counts.get(f"failures/{trajectory.failure_mode}", 0) + 1
-    return counts
+    modes = Counter(
+        trajectory.failure_mode
+        for group in groups
+        for trajectory in getattr(group, "trajectories", ())  # agent episodes; answer groups have none
+        if trajectory.failure_mode
+    )
+    return {f"failures/{mode}": count for mode, count in modes.items()}
 
 
 def _training_order(batch: list[BufferedGroup]) -> list[BufferedGroup]:
