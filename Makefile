@@ -30,7 +30,7 @@ lint: setup
 # that module fixtures (a server, a browser) are shared; one torch thread per worker.
 TEST_WORKERS ?= 2
 test: lint
-	$(PY) -m pytest -q -ra -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -q -ra -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 test-fast: lint
 	$(PY) -m pytest -q -ra -n $(TEST_WORKERS) --dist loadfile -m "not slow"

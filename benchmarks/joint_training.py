@@ -24,7 +24,7 @@ induced_seesaw
 
 Prints JSON (also written to --out): {"sequential": {"domains": {NAME: {"before", "after",
 "delta_ci95"}}, "alarms": [...]}, "joint": {...}, "curriculum": {POLICY: {"steps_to_target": N or
-null, ...}}, "induced_seesaw": {...}, "cpu": {...}, "size": {...}}.
+null, ...}}, "induced_seesaw": {...}, "cpu": {...}, "size": {EXPERIMENT: {"name", "steps", "heldout", ...}}}.
 """
 
 from __future__ import annotations
@@ -141,6 +141,7 @@ def domain_results(run: Path) -> dict:
                 "after": after[d],
                 "delta": summary["per_domain_delta"][d]["delta"],
                 "delta_ci95": summary["per_domain_delta"][d]["delta_ci95"],
+                "heldout_items": summary["per_domain_delta"][d].get("n"),
             }
             for d in sorted(before)
         },
@@ -165,7 +166,8 @@ def sequential_vs_joint(work: Path, size: dict) -> dict:
         arithmetic("add2", 1, size["heldout"], digits=(2, 2)),
         arithmetic("sub", 2, size["heldout"], digits=(1, 2), op="-"),
         arithmetic("three_sums", 3, size["heldout"], terms=3),
-        arithmetic("mul1", 4, size["heldout"], op="*"),
+        # one-digit products have only 121 distinct items: at most 64 held out, the rest to train on
+        arithmetic("mul1", 4, min(size["heldout"], 64), op="*"),
     ]
     text = base_config(size, size["steps"]) + "".join(domains)
     out = {}
@@ -375,6 +377,18 @@ def _cosines(run: Path) -> list[dict]:
     ]
 
 
+def _sizes_by_experiment(report: dict) -> dict:
+    """The size each experiment of a report ran at (older reports had one size for all)."""
+    size = report.get("size", {})
+    if "name" not in size:
+        return size
+    keys = {"sequential_joint": "joint", "curriculum": "curriculum", "induced_seesaw": "induced_seesaw"}
+    experiments = [e for e, key in keys.items() if key in report]
+    seesaw_steps = size.get("seesaw_steps")
+    flat = {k: v for k, v in size.items() if k != "seesaw_steps"}
+    return {e: flat | ({"steps": seesaw_steps} if e == "induced_seesaw" and seesaw_steps else {}) for e in experiments}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", choices=sorted(SIZES), default="small")
@@ -391,22 +405,25 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     wanted = set(args.only or ["sequential_joint", "curriculum", "induced_seesaw"])
     started = time.perf_counter()
-    report: dict = {"size": {"name": args.size, **size}, "work": str(work)}
+    report: dict = {"size": {}, "work": str(work)}
     if "sequential_joint" in wanted:
         report.update(sequential_vs_joint(work, size))
+        report["size"]["sequential_joint"] = {"name": args.size, **size}
     if "curriculum" in wanted:
         report["curriculum"] = curriculum(work, size)
+        report["size"]["curriculum"] = {"name": args.size, **size}
     if "induced_seesaw" in wanted:
-        report["induced_seesaw"] = induced_seesaw(work, size, args.seesaw_steps or size["steps"])
-        report["size"]["seesaw_steps"] = args.seesaw_steps or size["steps"]
+        steps = args.seesaw_steps or size["steps"]
+        report["induced_seesaw"] = induced_seesaw(work, size, steps)
+        report["size"]["induced_seesaw"] = {"name": args.size, **size, "steps": steps}
     report["wall_s"] = time.perf_counter() - started
-    if args.merge:  # experiments run separately, one report
+    if args.merge:  # experiments run separately (maybe at different sizes), one report
         earlier = json.loads(args.merge.read_text())
         earlier.pop("cpu", None)
         report = {
             **earlier,
             **{k: v for k, v in report.items() if k not in ("size", "work", "wall_s")},
-            "size": {**earlier.get("size", {}), **report["size"]},
+            "size": {**_sizes_by_experiment(earlier), **report["size"]},
             "wall_s": earlier.get("wall_s", 0.0) + report["wall_s"],
         }
     emit_benchmark(report, args.out)
