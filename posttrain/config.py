@@ -353,10 +353,23 @@ class SchedulerConfig(_Strict):
         None, description='ray: an existing cluster ("auto", "ray://host:10001"); none starts a local one'
     )
     cpus_per_worker: float = Field(1.0, ge=0, description="ray: CPUs each worker actor reserves")
+    worker_resources: dict[str, float] = Field(
+        default_factory=dict,
+        description="ray: custom resources each worker actor reserves (e.g. {rollout = 1}): workers go only to "
+        "nodes started with them (ray start --resources), and wait for one when none has room",
+    )
     max_attempts: int = Field(4, ge=1, description="attempts per rollout job before the run stops")
     backoff_s: float = Field(0.5, ge=0, description="first retry delay; doubles each retry")
     backoff_max_s: float = Field(30.0, ge=0)
     preemption: bool = Field(True, description="overdue work preempts newer jobs when no worker is free")
+
+    @field_validator("worker_resources")
+    @classmethod
+    def _positive_resources(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = [name for name, amount in value.items() if amount <= 0]
+        if bad:
+            raise ValueError(f"each amount must be > 0 (got {', '.join(f'{n} = {value[n]}' for n in bad)})")
+        return value
 
 
 class AsyncConfig(_Strict):

@@ -107,6 +107,7 @@ class Executor:
                 {
                     "name": s.worker.name,
                     "pid": s.worker.pid,
+                    "where": s.worker.where,  # "" while a Ray actor waits to be placed
                     "job": s.job.id if s.job else None,
                     "running_s": round(time.monotonic() - s.started, 3) if s.job else None,
                 }
@@ -184,7 +185,13 @@ class Executor:
                 with self._lock:
                     self.stats.completed += 1
                 self.results.put(
-                    JobResult(job, value=outcome.value, worker=slot.worker.name, duration_s=time.monotonic() - started)
+                    JobResult(
+                        job,
+                        value=outcome.value,
+                        worker=slot.worker.name,
+                        where=slot.worker.where,
+                        duration_s=time.monotonic() - started,
+                    )
                 )
             elif outcome.kind == "preempted":
                 job.preemptions += 1
@@ -229,7 +236,7 @@ class Executor:
     def _assign(self) -> None:
         now = time.monotonic()
         for slot in self._slots:
-            if slot.job is not None:
+            if slot.job is not None or not slot.worker.ready():
                 continue
             job = self.queue.pop(now)
             if job is None:
@@ -239,12 +246,12 @@ class Executor:
             slot.worker.start(job)
 
     def _preempt(self) -> None:
-        if any(s.job is None or s.preempting for s in self._slots):
+        if any((s.job is None and s.worker.ready()) or s.preempting for s in self._slots):
             return  # a free worker, or a preemption already under way
         waiting = self.queue.top_priority(time.monotonic())
-        if waiting is None:
+        running = [RunningJob(s.job.id, s.job.priority, s.started) for s in self._slots if s.job is not None]
+        if waiting is None or not running:
             return
-        running = [RunningJob(s.job.id, s.job.priority, s.started) for s in self._slots]
         victim = choose_victim(running, waiting)
         for slot in self._slots:
             if slot.job is not None and slot.job.id == victim:

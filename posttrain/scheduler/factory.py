@@ -16,6 +16,7 @@ def make_executor(
     worker_kind: Literal["thread", "process"] = "thread",
     address: str | None = None,
     cpus_per_worker: float = 1.0,
+    worker_resources: dict[str, float] | None = None,
     retry: RetryPolicy | None = None,
     weights: dict[str, float] | None = None,
     preemption: bool = True,
@@ -26,7 +27,11 @@ def make_executor(
         from posttrain.scheduler.ray_worker import RayWorkerFactory
 
         factory = RayWorkerFactory(
-            fn, address=address, num_cpus=cpus_per_worker, max_workers=max(workers, max_workers or workers)
+            fn,
+            address=address,
+            num_cpus=cpus_per_worker,
+            max_workers=max(workers, max_workers or workers),
+            resources=worker_resources,
         )
     elif worker_kind == "process":
         from posttrain.scheduler.process_worker import ProcessWorkerFactory
