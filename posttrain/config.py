@@ -362,6 +362,28 @@ class SchedulerConfig(_Strict):
     backoff_s: float = Field(0.5, ge=0, description="first retry delay; doubles each retry")
     backoff_max_s: float = Field(30.0, ge=0)
     preemption: bool = Field(True, description="overdue work preempts newer jobs when no worker is free")
+    min_workers: int | None = Field(
+        None,
+        ge=1,
+        description="elastic pool: the fewest rollout workers; with max_workers the pool follows the queue "
+        "(grows at once under a burst, lets workers idle for idle_timeout_s go); workers is where it starts",
+    )
+    max_workers: int | None = Field(None, ge=1, description="elastic pool: the most rollout workers")
+    idle_timeout_s: float = Field(10.0, gt=0, description="elastic pool: a worker idle this long is let go")
+
+    @model_validator(mode="after")
+    def _elastic_bounds(self) -> SchedulerConfig:
+        if (self.min_workers is None) != (self.max_workers is None):
+            raise ValueError("min_workers and max_workers go together (the elastic pool needs both bounds)")
+        if self.min_workers is not None and self.min_workers > self.max_workers:
+            raise ValueError(f"min_workers ({self.min_workers}) is more than max_workers ({self.max_workers})")
+        if self.min_workers is not None and self.workers is not None:
+            if not self.min_workers <= self.workers <= self.max_workers:
+                raise ValueError(
+                    f"workers ({self.workers}) must lie between min_workers ({self.min_workers}) "
+                    f"and max_workers ({self.max_workers})"
+                )
+        return self
 
     @field_validator("worker_resources")
     @classmethod
