@@ -28,10 +28,12 @@ no compute here, so `two_over_one` measures the cost of spreading, not a speed-u
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -166,13 +168,20 @@ def main() -> None:
     parser.add_argument("--work", type=Path, help="Where the runs go (kept).")
     parser.add_argument("--out", type=Path, help="Write the JSON here too.")
     args = parser.parse_args()
-    size = SIZES[args.size]
+    size = {"name": args.size, **SIZES[args.size]}
     work = args.work or Path(tempfile.mkdtemp(prefix="posttrain-scale-out-"))
     work.mkdir(parents=True, exist_ok=True)
 
+    from posttrain.console import emit_benchmark
+
+    with contextlib.redirect_stdout(sys.stderr):  # Ray's driver prints node deaths to stdout: keep it JSON
+        report = run_cluster(size, work)
+    emit_benchmark(report, args.out)
+
+
+def run_cluster(size: dict, work: Path) -> dict:
     import ray
 
-    from posttrain.console import emit_benchmark
     from posttrain.scheduler.local_cluster import RayNode
     from posttrain.scheduler.ray_worker import ensure_ray
 
@@ -181,7 +190,7 @@ def main() -> None:
     started = time.perf_counter()
     head = RayNode(temp, include_dashboard="false", **NODE)
     nodes = [head]
-    report: dict = {"size": {"name": args.size, **size}, "work": str(work)}
+    report: dict = {"size": size, "work": str(work)}
     try:
         os.environ["RAY_ADDRESS"] = f"127.0.0.1:{head.port}"  # what address = "auto" joins
         wait_for(lambda: _connects(ensure_ray), "the head comes up")
@@ -213,7 +222,7 @@ def main() -> None:
     }
     report["machine"] = {"cpus": os.cpu_count(), "nodes_share_the_machine": True}
     report["wall_s"] = round(time.perf_counter() - started, 1)
-    emit_benchmark(report, args.out)
+    return report
 
 
 def _connects(ensure_ray) -> bool:
