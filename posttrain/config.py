@@ -353,10 +353,45 @@ class SchedulerConfig(_Strict):
         None, description='ray: an existing cluster ("auto", "ray://host:10001"); none starts a local one'
     )
     cpus_per_worker: float = Field(1.0, ge=0, description="ray: CPUs each worker actor reserves")
+    worker_resources: dict[str, float] = Field(
+        default_factory=dict,
+        description="ray: custom resources each worker actor reserves (e.g. {rollout = 1}): workers go only to "
+        "nodes started with them (ray start --resources), and wait for one when none has room",
+    )
     max_attempts: int = Field(4, ge=1, description="attempts per rollout job before the run stops")
     backoff_s: float = Field(0.5, ge=0, description="first retry delay; doubles each retry")
     backoff_max_s: float = Field(30.0, ge=0)
     preemption: bool = Field(True, description="overdue work preempts newer jobs when no worker is free")
+    min_workers: int | None = Field(
+        None,
+        ge=1,
+        description="elastic pool: the fewest rollout workers; with max_workers the pool follows the queue "
+        "(grows at once under a burst, lets workers idle for idle_timeout_s go); workers is where it starts",
+    )
+    max_workers: int | None = Field(None, ge=1, description="elastic pool: the most rollout workers")
+    idle_timeout_s: float = Field(10.0, gt=0, description="elastic pool: a worker idle this long is let go")
+
+    @model_validator(mode="after")
+    def _elastic_bounds(self) -> SchedulerConfig:
+        if (self.min_workers is None) != (self.max_workers is None):
+            raise ValueError("min_workers and max_workers go together (the elastic pool needs both bounds)")
+        if self.min_workers is not None and self.min_workers > self.max_workers:
+            raise ValueError(f"min_workers ({self.min_workers}) is more than max_workers ({self.max_workers})")
+        if self.min_workers is not None and self.workers is not None:
+            if not self.min_workers <= self.workers <= self.max_workers:
+                raise ValueError(
+                    f"workers ({self.workers}) must lie between min_workers ({self.min_workers}) "
+                    f"and max_workers ({self.max_workers})"
+                )
+        return self
+
+    @field_validator("worker_resources")
+    @classmethod
+    def _positive_resources(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = [name for name, amount in value.items() if amount <= 0]
+        if bad:
+            raise ValueError(f"each amount must be > 0 (got {', '.join(f'{n} = {value[n]}' for n in bad)})")
+        return value
 
 
 class AsyncConfig(_Strict):

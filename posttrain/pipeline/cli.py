@@ -113,14 +113,17 @@ def status_command(run_dir: Path = typer.Argument(..., help="A run directory (ru
         f"in flight {status['in_flight']}, admitted through step {status['admitted_through']}",
         highlight=False,
     )
+    bounds = executor.get("elastic")
+    elastic = f" (elastic {bounds['min_workers']}-{bounds['max_workers']})" if bounds else ""
     console.print(
-        f"executor {executor['kind']}: {len(executor['workers'])}/{executor['target_workers']} workers, "
+        f"executor {executor['kind']}: {len(executor['workers'])}/{executor['target_workers']} workers{elastic}, "
         f"{executor['running']} running, {executor['queued']} queued; weights {executor['weights']}",
         highlight=False,
     )
     for worker in executor["workers"]:
         job = f"{worker['job']} ({worker['running_s']:.1f}s)" if worker["job"] else "idle"
-        console.print(f"  {worker['name']:>5}  pid {worker['pid'] or '-':>7}  {job}", highlight=False)
+        where = worker.get("where") or "not placed yet"
+        console.print(f"  {worker['name']:>5}  pid {worker['pid'] or '-':>7}  {where}  {job}", highlight=False)
     console.print("counters: " + ", ".join(f"{k} {v}" for k, v in executor["stats"].items()), highlight=False)
     print(json.dumps(status, indent=2))
 

@@ -77,6 +77,7 @@ class RolloutController:
         self.jobs: dict[str, RolloutJob] = {}  # admitted and not yet trained, by stream slot
         self.pending: dict[str, str] = {}  # slot -> id of its job in the scheduler (in flight)
         self._generations: dict[str, int] = {}
+        self.placements: dict[str, str] = {}  # slot -> where its group was generated ("HOST/PID", Ray: "NODE/PID")
         self.counters = ControllerCounters()
         self.waited_s = 0.0
 
@@ -180,6 +181,7 @@ class RolloutController:
                 f"last error: {result.error}. The run can be resumed with --resume once the cause is fixed."
             )
         del self.pending[key]
+        self.placements[key] = result.where
         self.buffer.put(key, (job.stream.step, job.stream.slot), result.value)
 
     # ---- state for a lossless resume ---------------------------------------------------------

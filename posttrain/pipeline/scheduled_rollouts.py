@@ -32,6 +32,7 @@ from posttrain.pipeline.rollout_controller import RolloutController, RolloutPlan
 from posttrain.pipeline.rollout_source import RolloutBatch
 from posttrain.pipeline.step_scoring import sampling_params
 from posttrain.scheduler import RetryPolicy
+from posttrain.scheduler.elastic import ElasticBounds
 from posttrain.scheduler.factory import make_executor
 from posttrain.scheduler.job import JobFunction
 from posttrain.tasks.domains import DomainMixture
@@ -66,8 +67,14 @@ class ScheduledRollouts:
         self.eta = max_staleness(config)
         self.step = trained_through
         self.weights = dict((saved or {}).get("weights") or {d.name: d.weight for d in config.domains})
+        sched = config.scheduler
+        self.elastic = (
+            ElasticBounds(sched.min_workers, sched.max_workers, sched.idle_timeout_s) if sched.max_workers else None
+        )
         self.workers = (
-            (saved or {}).get("workers") or config.scheduler.workers or config.rollout.prompts_per_step * (self.eta + 1)
+            (saved or {}).get("workers")
+            or sched.workers
+            or (sched.min_workers if self.elastic else config.rollout.prompts_per_step * (self.eta + 1))
         )
         self.stats_before = (saved or {}).get("scheduler_stats", {})  # counters of earlier sessions
         self._control: dict | None = None
@@ -78,7 +85,6 @@ class ScheduledRollouts:
             self.server = EngineServer(
                 engine, partial_rollouts=config.async_.partial_rollouts, host=_service_host(config)
             )
-            sched = config.scheduler
             self.executor = make_executor(
                 job_fn,
                 sched.executor,
@@ -86,9 +92,11 @@ class ScheduledRollouts:
                 worker_kind=sched.worker_kind,
                 address=sched.address,
                 cpus_per_worker=sched.cpus_per_worker,
+                worker_resources=sched.worker_resources,
                 retry=RetryPolicy(sched.max_attempts, sched.backoff_s, sched.backoff_max_s),
                 weights=self.weights,
                 preemption=sched.preemption,
+                elastic=self.elastic,
             )
             plan = RolloutPlan(
                 sampling_params(config),
@@ -143,6 +151,7 @@ class ScheduledRollouts:
             "mode": self.config.mode,
             "max_staleness": self.eta,
             "stream_slots": [e.key for e in batch.entries],
+            "rollout_workers": [controller.placements.pop(e.key, "") for e in batch.entries],
             "staleness": gaps,
             "staleness_max": max(gaps, default=0),
             "staleness_mean": sum(gaps) / max(len(gaps), 1),

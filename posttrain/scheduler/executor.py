@@ -5,7 +5,8 @@ Each turn of the dispatcher:
      the queue after a backoff, until the retry policy gives up; a preempted job goes back at
      once; a dead worker is closed and replaced, and its job counts as failed;
   2. grow or shrink the pool to the target size (`scale()`, at any time; a busy worker asked
-     to leave finishes its job first);
+     to leave finishes its job first); with elastic bounds the target follows the work itself
+     (elastic.py): up at once under a burst, down when workers sit idle;
   3. hand ready jobs to idle workers, highest priority first, domains by weight;
   4. if a ready job outranks a running one and no worker is idle, preempt the lowest-ranked.
 """
@@ -16,8 +17,9 @@ import itertools
 import queue
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
+from posttrain.scheduler.elastic import ElasticBounds
 from posttrain.scheduler.job import Job, JobResult
 from posttrain.scheduler.preemption import RunningJob, choose_victim
 from posttrain.scheduler.retry import RetryPolicy
@@ -37,6 +39,7 @@ class ExecutorStats:
     preemptions: int = 0
     worker_deaths: int = 0
     workers_started: int = 0
+    workers_retired: int = 0  # let go by scale() or for idling (elastic)
 
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -48,6 +51,7 @@ class _Slot:
     job: Job | None = None
     started: float = 0.0
     preempting: bool = False
+    idle_since: float = field(default_factory=time.monotonic)
 
 
 class Executor:
@@ -58,16 +62,19 @@ class Executor:
         retry: RetryPolicy | None = None,
         weights: dict[str, float] | None = None,
         preemption: bool = True,
+        elastic: ElasticBounds | None = None,
     ) -> None:
+        """`elastic`: let the pool follow the work between its bounds (`workers` is where it starts)."""
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         self.factory = factory
+        self.elastic = elastic
         self.retry = retry or RetryPolicy()
         self.queue = WorkQueue(weights)
         self.preemption = preemption
         self.results: queue.Queue[JobResult] = queue.Queue()
         self.stats = ExecutorStats()
-        self._target = workers
+        self._target = elastic.clamp(workers) if elastic else workers
         self._slots: list[_Slot] = []
         self._names = itertools.count()
         self._lock = threading.Lock()
@@ -87,10 +94,11 @@ class Executor:
         self._wake.set()
 
     def scale(self, workers: int) -> None:
+        """Set the pool's size (with elastic bounds: within them, and the work moves it on)."""
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         with self._lock:
-            self._target = workers
+            self._target = self.elastic.clamp(workers) if self.elastic else workers
         self._wake.set()
 
     def set_weights(self, weights: dict[str, float]) -> None:
@@ -107,6 +115,7 @@ class Executor:
                 {
                     "name": s.worker.name,
                     "pid": s.worker.pid,
+                    "where": s.worker.where,  # "" while a Ray actor waits to be placed
                     "job": s.job.id if s.job else None,
                     "running_s": round(time.monotonic() - s.started, 3) if s.job else None,
                 }
@@ -116,6 +125,7 @@ class Executor:
         return {
             "kind": self.factory.kind,
             "target_workers": self._target,
+            "elastic": asdict(self.elastic) if self.elastic else None,
             "workers": workers,
             "queued": len(self.queue),
             "running": sum(w["job"] is not None for w in workers),
@@ -157,6 +167,8 @@ class Executor:
 
     def _turn(self) -> bool:
         self._collect()
+        if self.elastic:
+            self._follow_the_work()
         self._resize()
         self._assign()
         if self.preemption:
@@ -173,7 +185,7 @@ class Executor:
                 continue
             job, started = slot.job, slot.started
             with self._lock:
-                slot.job, slot.preempting = None, False
+                slot.job, slot.preempting, slot.idle_since = None, False, time.monotonic()
             if outcome.kind == "died":
                 self._remove(slot)
                 with self._lock:
@@ -184,7 +196,13 @@ class Executor:
                 with self._lock:
                     self.stats.completed += 1
                 self.results.put(
-                    JobResult(job, value=outcome.value, worker=slot.worker.name, duration_s=time.monotonic() - started)
+                    JobResult(
+                        job,
+                        value=outcome.value,
+                        worker=slot.worker.name,
+                        where=slot.worker.where,
+                        duration_s=time.monotonic() - started,
+                    )
                 )
             elif outcome.kind == "preempted":
                 job.preemptions += 1
@@ -216,6 +234,15 @@ class Executor:
         except Exception:  # noqa: BLE001 - a dead worker may not close cleanly
             pass
 
+    def _follow_the_work(self) -> None:
+        now = time.monotonic()
+        running = sum(s.job is not None for s in self._slots)
+        idle_for = [now - s.idle_since for s in self._slots if s.job is None]
+        target = self.elastic.target(self._target, len(self.queue) + running, idle_for)
+        if target != self._target:
+            with self._lock:
+                self._target = target
+
     def _resize(self) -> None:
         while len(self._slots) < self._target and not self._stop.is_set():
             worker = self.factory.create(f"w{next(self._names)}")
@@ -223,13 +250,16 @@ class Executor:
                 self._slots.append(_Slot(worker))
                 self.stats.workers_started += 1
         excess = len(self._slots) - self._target
-        for slot in [s for s in self._slots if s.job is None][: max(excess, 0)]:
+        idle = sorted((s for s in self._slots if s.job is None), key=lambda s: s.idle_since)
+        for slot in idle[: max(excess, 0)]:  # the longest idle first
             self._remove(slot)
+            with self._lock:
+                self.stats.workers_retired += 1
 
     def _assign(self) -> None:
         now = time.monotonic()
         for slot in self._slots:
-            if slot.job is not None:
+            if slot.job is not None or not slot.worker.ready():
                 continue
             job = self.queue.pop(now)
             if job is None:
@@ -239,12 +269,12 @@ class Executor:
             slot.worker.start(job)
 
     def _preempt(self) -> None:
-        if any(s.job is None or s.preempting for s in self._slots):
+        if any((s.job is None and s.worker.ready()) or s.preempting for s in self._slots):
             return  # a free worker, or a preemption already under way
         waiting = self.queue.top_priority(time.monotonic())
-        if waiting is None:
+        running = [RunningJob(s.job.id, s.job.priority, s.started) for s in self._slots if s.job is not None]
+        if waiting is None or not running:
             return
-        running = [RunningJob(s.job.id, s.job.priority, s.started) for s in self._slots]
         victim = choose_victim(running, waiting)
         for slot in self._slots:
             if slot.job is not None and slot.job.id == victim:

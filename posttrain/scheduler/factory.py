@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from posttrain.scheduler.elastic import ElasticBounds
 from posttrain.scheduler.executor import Executor
 from posttrain.scheduler.job import JobFunction
 from posttrain.scheduler.retry import RetryPolicy
@@ -16,17 +17,22 @@ def make_executor(
     worker_kind: Literal["thread", "process"] = "thread",
     address: str | None = None,
     cpus_per_worker: float = 1.0,
+    worker_resources: dict[str, float] | None = None,
     retry: RetryPolicy | None = None,
     weights: dict[str, float] | None = None,
     preemption: bool = True,
-    max_workers: int | None = None,
+    elastic: ElasticBounds | None = None,
 ) -> Executor:
     """`fn` must be a module-level function for process and Ray workers (they import it)."""
     if executor == "ray":
         from posttrain.scheduler.ray_worker import RayWorkerFactory
 
         factory = RayWorkerFactory(
-            fn, address=address, num_cpus=cpus_per_worker, max_workers=max(workers, max_workers or workers)
+            fn,
+            address=address,
+            num_cpus=cpus_per_worker,
+            max_workers=max(workers, elastic.max_workers if elastic else workers),
+            resources=worker_resources,
         )
     elif worker_kind == "process":
         from posttrain.scheduler.process_worker import ProcessWorkerFactory
@@ -36,4 +42,4 @@ def make_executor(
         from posttrain.scheduler.thread_worker import ThreadWorkerFactory
 
         factory = ThreadWorkerFactory(fn)
-    return Executor(factory, workers=workers, retry=retry, weights=weights, preemption=preemption)
+    return Executor(factory, workers=workers, retry=retry, weights=weights, preemption=preemption, elastic=elastic)

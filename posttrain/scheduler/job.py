@@ -38,6 +38,7 @@ class JobResult:
     value: Any = None
     error: str | None = None
     worker: str = ""
+    where: str = ""  # the worker's "HOST/PID" (Ray: "NODE_ID/PID")
     duration_s: float = 0.0
 
     @property

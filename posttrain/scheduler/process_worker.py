@@ -11,6 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import socket
 import sys
 from typing import Any
 
@@ -36,6 +37,13 @@ class ProcessWorker:
     @property
     def pid(self) -> int | None:
         return self._proc.pid
+
+    @property
+    def where(self) -> str:
+        return f"{socket.gethostname()}/{self._proc.pid}"
+
+    def ready(self) -> bool:
+        return True
 
     def start(self, job: Job) -> None:
         self._cancel.clear()

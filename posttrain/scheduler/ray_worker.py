@@ -2,8 +2,14 @@
 
 `address=None` starts a local cluster (`ray.init()`), an address ("auto", "ray://host:10001")
 joins an existing one. Each worker is one actor running one job at a time; a second thread in
-the actor takes cancel() while a job runs. An actor that dies (its process killed, its node
-lost) reports `died` and the executor starts a replacement.
+the actor takes cancel() while a job runs. Actors are placed by resources: `resources` (custom
+ones, e.g. {"rollout": 1}) sends them only to nodes started with them (`ray start --resources`).
+
+Creating an actor does not wait for it: until Ray has placed it and it answered, the worker is
+not `ready()` and gets no job, so a worker waiting for a node with room (one was lost, none has
+joined yet) holds up nothing. An actor that dies (its process killed, its node lost, even
+before it was placed) reports `died` and the executor starts a replacement, which Ray places
+wherever the resources are, a node that rejoined included.
 """
 
 from __future__ import annotations
@@ -54,8 +60,10 @@ class _JobActor:
         self.name = name
         self._cancel = threading.Event()
 
-    def pid(self) -> int:
-        return os.getpid()
+    def where(self) -> tuple[int, str]:
+        import ray
+
+        return os.getpid(), ray.get_runtime_context().get_node_id()
 
     def run(self, job_id: str, attempt: int, payload: Any) -> tuple[str, Any, str | None]:
         self._cancel.clear()
@@ -79,18 +87,36 @@ def _actor_class():
 
 
 class RayWorker:
-    def __init__(self, name: str, fn: JobFunction, num_cpus: float) -> None:
-        import ray
-
+    def __init__(self, name: str, fn: JobFunction, num_cpus: float, resources: dict[str, float] | None = None) -> None:
         self.name = name
-        self._actor = _actor_class().options(num_cpus=num_cpus, name=None).remote(fn, name)
-        self._pid: int | None = ray.get(self._actor.pid.remote())
+        options = {"num_cpus": num_cpus, "name": None, **({"resources": resources} if resources else {})}
+        self._actor = _actor_class().options(**options).remote(fn, name)
+        self._placed = self._actor.where.remote()  # answers once Ray has placed and started the actor
+        self._pid: int | None = None
+        self.where = ""  # "NODE_ID/PID" once placed
         self._ref = None
         self._dead = False
 
     @property
     def pid(self) -> int | None:
         return self._pid
+
+    def ready(self) -> bool:
+        if self._placed is None:
+            return not self._dead
+        import ray
+        from ray.exceptions import RayError
+
+        done, _ = ray.wait([self._placed], timeout=0)
+        if not done:
+            return False
+        try:
+            self._pid, node = ray.get(self._placed)
+            self.where = f"{node}/{self._pid}"
+        except RayError:
+            self._dead = True  # lost with its node before it ever ran
+        self._placed = None
+        return not self._dead
 
     def start(self, job: Job) -> None:
         self._ref = self._actor.run.remote(job.id, job.attempts + 1, job.payload)
@@ -108,9 +134,10 @@ class RayWorker:
         try:
             kind, value, error = ray.get(ref)
             return Outcome(kind, value, error)
-        except RayActorError as exc:
+        except RayActorError as exc:  # its process was killed, or its node lost
             self._dead = True
-            return Outcome("died", error=f"worker actor {self.name} (pid {self._pid}) died: {type(exc).__name__}")
+            where = self.where or "not placed"
+            return Outcome("died", error=f"worker actor {self.name} ({where}) died: {type(exc).__name__}")
         except (RayTaskError, GetTimeoutError) as exc:
             return Outcome("failed", error=str(exc).strip().splitlines()[-1])
 
@@ -119,6 +146,8 @@ class RayWorker:
             self._actor.cancel.remote()
 
     def alive(self) -> bool:
+        if self._placed is not None:
+            self.ready()
         return not self._dead
 
     def close(self) -> None:
@@ -134,15 +163,21 @@ class RayWorkerFactory:
     kind = "ray"
 
     def __init__(
-        self, fn: JobFunction, address: str | None = None, num_cpus: float = 1.0, max_workers: int = 8
+        self,
+        fn: JobFunction,
+        address: str | None = None,
+        num_cpus: float = 1.0,
+        max_workers: int = 8,
+        resources: dict[str, float] | None = None,
     ) -> None:
         self.fn = fn
         self.num_cpus = num_cpus
+        self.resources = resources
         # a local cluster's CPUs are scheduling tokens: declare enough for every worker
         ensure_ray(address, num_cpus=max(os.cpu_count() or 1, int(num_cpus * max_workers + 0.999)))
 
     def create(self, name: str) -> RayWorker:
-        return RayWorker(name, self.fn, self.num_cpus)
+        return RayWorker(name, self.fn, self.num_cpus, self.resources)
 
     def shutdown(self) -> None:
         pass

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import queue
+import socket
 import threading
 
 from posttrain.scheduler.job import Job, JobContext, JobFunction
@@ -13,6 +15,7 @@ class ThreadWorker:
     def __init__(self, name: str, fn: JobFunction) -> None:
         self.name = name
         self.fn = fn
+        self.where = f"{socket.gethostname()}/{os.getpid()}"
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._outcome: Outcome | None = None
         self._lock = threading.Lock()
@@ -23,6 +26,9 @@ class ThreadWorker:
     @property
     def pid(self) -> int | None:
         return None
+
+    def ready(self) -> bool:
+        return True
 
     def start(self, job: Job) -> None:
         self._cancel.clear()

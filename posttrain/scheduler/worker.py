@@ -29,9 +29,13 @@ class Outcome:
 
 class Worker(Protocol):
     name: str
+    where: str  # where its jobs run, "HOST/PID" (Ray: "NODE_ID/PID"); recorded with each result
 
     @property
     def pid(self) -> int | None: ...
+
+    def ready(self) -> bool:
+        """Whether it can take a job now (a Ray actor waiting to be placed cannot yet)."""
 
     def start(self, job: Job) -> None: ...
 

@@ -9,6 +9,7 @@ import pytest
 from posttrain.scheduler import Job, RetryPolicy
 from posttrain.scheduler.factory import make_executor
 from tests.scheduler import jobs
+from tests.scheduler.elastic_burst import BOUNDS, burst_grows_then_idle_shrinks
 
 
 def results(executor, n, timeout=60.0):
@@ -101,6 +102,10 @@ def test_the_pool_grows_and_shrinks_while_running(thread_executor, tmp_path):
     results(executor, 3)
     executor.scale(1)
     wait_for(lambda: len(executor.status()["workers"]) == 1)
+
+
+def test_an_elastic_pool_grows_under_a_burst_and_shrinks_when_idle(thread_executor, tmp_path):
+    burst_grows_then_idle_shrinks(thread_executor(jobs.hold, workers=1, elastic=BOUNDS), tmp_path)
 
 
 def test_a_killed_worker_process_is_replaced_and_its_job_retried(tmp_path):

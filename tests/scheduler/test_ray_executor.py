@@ -9,6 +9,7 @@ import pytest
 from posttrain.scheduler import Job, RetryPolicy
 from posttrain.scheduler.factory import make_executor
 from tests.scheduler import jobs
+from tests.scheduler.elastic_burst import BOUNDS, burst_grows_then_idle_shrinks
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
 
@@ -48,5 +49,13 @@ def test_ray_actors_run_jobs_retry_and_survive_a_killed_actor(ray_cluster, tmp_p
         (result,) = results(executor, 1)
         assert result.ok and result.value["attempt"] == 2 and result.value["pid"] != pid
         assert executor.stats.worker_deaths == 1 and executor.stats.retries == 1
+    finally:
+        executor.shutdown()
+
+
+def test_an_elastic_pool_of_actors_grows_under_a_burst_and_shrinks_when_idle(ray_cluster, tmp_path):
+    executor = make_executor(jobs.hold, "ray", workers=1, elastic=BOUNDS)
+    try:
+        burst_grows_then_idle_shrinks(executor, tmp_path, start_s=60.0)  # an actor starts in seconds
     finally:
         executor.shutdown()
