@@ -92,6 +92,13 @@ def bench_command(
     concurrency: str = typer.Option("1,4,16", "--concurrency", help="Comma-separated client counts."),
     agent_max_tokens: int = typer.Option(48, "--agent-max-tokens", min=1, help="New tokens per agent turn."),
     chat_max_tokens: int = typer.Option(32, "--chat-max-tokens", min=1, help="New tokens per chat answer."),
+    workloads: str = typer.Option("agent,chat", "--workloads", help="Comma-separated: agent, chat."),
+    repeats: int = typer.Option(
+        1,
+        "--repeats",
+        min=1,
+        help="Runs of each cell, the variants back to back in alternating order; the ratio is the median.",
+    ),
 ) -> None:
     """Start the server in each variant and drive it with concurrent streaming clients over HTTP.
 
@@ -114,8 +121,15 @@ def bench_command(
         fail(f"--concurrency: expected comma-separated integers, got {concurrency!r}")
     if not levels or min(levels) < 1:
         fail("--concurrency: expected client counts >= 1")
-    settings = Settings(model, levels, agent_max_tokens, chat_max_tokens)
     try:
+        settings = Settings(
+            model,
+            levels,
+            agent_max_tokens,
+            chat_max_tokens,
+            workloads=tuple(w.strip() for w in workloads.split(",") if w.strip()),
+            repeats=repeats,
+        )
         with console.status("benchmark") as status:
             report = run_benchmark(settings, progress=lambda label: status.update(f"serve bench: {label}"))
     except PosttrainError as exc:

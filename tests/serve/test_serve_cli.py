@@ -11,6 +11,7 @@ from tests.cli.test_cli_errors import one_error_line, run_cli
     [
         (["serve", "tiny-llama", "--variant", "turbo"], "--variant must be one of standard, fast, not 'turbo'"),
         (["serve", "bench", "--concurrency", "1,x"], "--concurrency: expected comma-separated integers"),
+        (["serve", "bench", "--workloads", "agent,poetry"], "workloads: expected some of agent, chat"),
     ],
 )
 def test_bad_input_is_one_error_line(args, expected):
