@@ -56,6 +56,11 @@ def run_command(
     served_model_name: str | None = typer.Option(
         None, "--served-model-name", help="The model's id in the API (default: MODEL as given)."
     ),
+    quantize: str | None = typer.Option(
+        None,
+        "--quantize",
+        help="int8: int8 weights for the fast variant on CPU; faster and lossy (accuracy in docs/BENCHMARKS.md).",
+    ),
 ) -> None:
     """Serve MODEL at http://HOST:PORT/v1 (chat/completions, completions, models), with /health
     and /metrics (Prometheus). Clients: any OpenAI client, e.g.
@@ -72,12 +77,14 @@ def run_command(
         max_queue,
         request_timeout,
         max_model_len,
+        quantize=quantize,
     )
     try:
-        with console.status(f"loading {model} ({variant})"):
+        label = variant + (f", {quantize} weights" if quantize else "")
+        with console.status(f"loading {model} ({label})"):
             built = build_server(settings)
         console.print(
-            f"serving [bold]{settings.served_model_name or model}[/] ({variant}) at http://{host}:{port}/v1",
+            f"serving [bold]{settings.served_model_name or model}[/] ({label}) at http://{host}:{port}/v1",
             highlight=False,
         )
         serve(built, host, port)
@@ -98,6 +105,9 @@ def bench_command(
         "--repeats",
         min=1,
         help="Runs of each cell, the variants back to back in alternating order; the ratio is the median.",
+    ),
+    quantize: str | None = typer.Option(
+        None, "--quantize", help="int8: the fast variant's servers load int8 weights (lossy; serve --quantize)."
     ),
 ) -> None:
     """Start the server in each variant and drive it with concurrent streaming clients over HTTP.
@@ -129,6 +139,7 @@ def bench_command(
             chat_max_tokens,
             workloads=tuple(w.strip() for w in workloads.split(",") if w.strip()),
             repeats=repeats,
+            quantize=quantize,
         )
         with console.status("benchmark") as status:
             report = run_benchmark(settings, progress=lambda label: status.update(f"serve bench: {label}"))

@@ -2,7 +2,8 @@
 
 standard   the builtin engine: paged KV cache, prefix cache, continuous batching
 fast       the same engine with speculative decoding (n-gram drafts verified by the model):
-           greedy output equal token for token, sampling from the same distribution
+           greedy output equal token for token, sampling from the same distribution;
+           optionally with int8 weights (quantize="int8": faster, lossy)
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from posttrain.engine.builtin.engine import BuiltinEngine
+from posttrain.engine.builtin.quantization import CHOICES as QUANTIZE_CHOICES
+from posttrain.engine.builtin.quantization import quantize_int8
 from posttrain.errors import PosttrainError
 from posttrain.models.loading import load_model, load_tokenizer
 from posttrain.serve.app import ServedModel, create_app
@@ -29,6 +32,7 @@ class ServerSettings:
     request_timeout_s: float = 600.0
     max_model_len: int | None = None
     num_blocks: int = 2048
+    quantize: str | None = None  # "int8": the fast variant's lossy option (engine/builtin/quantization.py)
 
 
 def build_server(settings: ServerSettings):
@@ -37,9 +41,15 @@ def build_server(settings: ServerSettings):
         raise PosttrainError(f"--variant must be one of {', '.join(VARIANTS)}, not {settings.variant!r}")
     if settings.max_concurrency < 1 or settings.max_queue < 0:
         raise PosttrainError("--max-concurrency must be >= 1 and --max-queue >= 0")
+    if settings.quantize and settings.quantize not in QUANTIZE_CHOICES:
+        raise PosttrainError(f"--quantize must be one of {', '.join(QUANTIZE_CHOICES)}, not {settings.quantize!r}")
+    if settings.quantize and settings.variant != "fast":
+        raise PosttrainError(f"--quantize {settings.quantize} is part of the fast variant: add --variant fast")
     model_name = settings.model.removeprefix("builtin:")
     tokenizer = load_tokenizer(model_name)
     model = load_model(model_name)
+    if settings.quantize:
+        quantize_int8(model)
     context = getattr(model.config, "max_position_embeddings", None) or 2048
     max_model_len = min(settings.max_model_len or context, context)
     engine = BuiltinEngine(
