@@ -61,6 +61,11 @@ def run_command(
         "--quantize",
         help="int8: int8 weights for the fast variant on CPU; faster and lossy (accuracy in docs/BENCHMARKS.md).",
     ),
+    engine: str = typer.Option(
+        "builtin",
+        "--engine",
+        help="builtin, or vllm where installed (fast variant: vLLM's n-gram speculation).",
+    ),
 ) -> None:
     """Serve MODEL at http://HOST:PORT/v1 (chat/completions, completions, models), with /health
     and /metrics (Prometheus). Clients: any OpenAI client, e.g.
@@ -78,9 +83,10 @@ def run_command(
         request_timeout,
         max_model_len,
         quantize=quantize,
+        engine=engine,
     )
     try:
-        label = variant + (f", {quantize} weights" if quantize else "")
+        label = variant + (f", {quantize} weights" if quantize else "") + (f", {engine}" if engine != "builtin" else "")
         with console.status(f"loading {model} ({label})"):
             built = build_server(settings)
         console.print(

@@ -12,6 +12,11 @@ from tests.cli.test_cli_errors import one_error_line, run_cli
         (["serve", "tiny-llama", "--variant", "turbo"], "--variant must be one of standard, fast, not 'turbo'"),
         (["serve", "bench", "--concurrency", "1,x"], "--concurrency: expected comma-separated integers"),
         (["serve", "bench", "--workloads", "agent,poetry"], "workloads: expected some of agent, chat"),
+        (["serve", "smollm2-135m", "--engine", "vllm"], "--engine vllm: vLLM is not installed in this environment"),
+        (
+            ["serve", "smollm2-135m", "--engine", "vllm", "--variant", "fast", "--quantize", "int8"],
+            "--quantize is the builtin engine's",
+        ),
         (
             ["serve", "tiny-llama", "--quantize", "int8"],
             "--quantize int8 is part of the fast variant: add --variant fast",
