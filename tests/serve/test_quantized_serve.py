@@ -1,10 +1,9 @@
 """The fast variant with int8 weights behind a real server, through the official client: it
 answers, plausibly (lossy: the same answer as float32 is not promised)."""
 
-import openai
 import pytest
 
-from tests.serve.conftest import start_server
+from tests.serve.conftest import ask_capital, start_server
 
 
 @pytest.fixture(scope="module")
@@ -18,12 +17,6 @@ def int8_server():
 
 @pytest.mark.slow
 def test_int8_fast_variant_answers_a_question(int8_server):
-    client = openai.OpenAI(base_url=int8_server.base_url, api_key="none", max_retries=0, timeout=120)
-    reply = client.chat.completions.create(
-        model="smollm2-135m",
-        messages=[{"role": "user", "content": "What is the capital of France?"}],
-        temperature=0,
-        max_tokens=16,
-    )
+    reply = ask_capital(int8_server.base_url)
     assert "Paris" in reply.choices[0].message.content
     assert reply.usage.completion_tokens > 0
