@@ -308,7 +308,7 @@ def run_benchmark(settings: Settings, progress=None) -> dict:
             per_repeat = [f["output_tok_s"] / s["output_tok_s"] for f, s in zip(runs["fast"], runs["standard"])]
             ratios[str(concurrency)] = round(_percentile(per_repeat, 0.5), 3)
             for variant in variants:
-                cells[variant][str(concurrency)] = runs[variant][0]
+                cells[variant][str(concurrency)] = {**runs[variant][0]}  # the first run, and all of them
                 if settings.repeats > 1:
                     cells[variant][str(concurrency)]["runs"] = runs[variant]
             if settings.repeats > 1:
