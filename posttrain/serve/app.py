@@ -36,10 +36,11 @@ DISCONNECT_POLL_S = 0.5
 @dataclass
 class ServedModel:
     name: str
-    engine: object  # the builtin engine
+    engine: object  # the builtin engine, or serve/vllm_stepper.py's
     tokenizer: object
     max_model_len: int
     variant: str  # standard or fast
+    vocab_size: int
 
 
 def create_app(served: ServedModel, worker: EngineWorker, metrics: ServerMetrics) -> FastAPI:
@@ -178,7 +179,7 @@ def create_app(served: ServedModel, worker: EngineWorker, metrics: ServerMetrics
     def _prompt_ids(prompt: str | list[int]) -> list[int]:
         if isinstance(prompt, str):
             return list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
-        vocab = served.engine.model.config.vocab_size
+        vocab = served.vocab_size
         if any(not 0 <= t < vocab for t in prompt):
             raise ApiError(400, f"prompt: token ids must be in [0, {vocab})", param="prompt")
         return list(prompt)

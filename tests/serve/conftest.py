@@ -58,3 +58,17 @@ def fast_server():
     )
     yield running
     stop()
+
+
+def ask_capital(base_url: str, **extra):
+    """A greedy chat question through the official client: the reply."""
+    import openai
+
+    client = openai.OpenAI(base_url=base_url, api_key="none", max_retries=0, timeout=300)
+    return client.chat.completions.create(
+        model="smollm2-135m",
+        messages=[{"role": "user", "content": "What is the capital of France?"}],
+        temperature=0,
+        max_tokens=16,
+        **extra,
+    )

@@ -11,6 +11,20 @@ from tests.cli.test_cli_errors import one_error_line, run_cli
     [
         (["serve", "tiny-llama", "--variant", "turbo"], "--variant must be one of standard, fast, not 'turbo'"),
         (["serve", "bench", "--concurrency", "1,x"], "--concurrency: expected comma-separated integers"),
+        (["serve", "bench", "--workloads", "agent,poetry"], "workloads: expected some of agent, chat"),
+        (["serve", "smollm2-135m", "--engine", "vllm"], "--engine vllm: vLLM is not installed in this environment"),
+        (
+            ["serve", "smollm2-135m", "--engine", "vllm", "--variant", "fast", "--quantize", "int8"],
+            "--quantize is the builtin engine's",
+        ),
+        (
+            ["serve", "tiny-llama", "--quantize", "int8"],
+            "--quantize int8 is part of the fast variant: add --variant fast",
+        ),
+        (
+            ["serve", "tiny-llama", "--variant", "fast", "--quantize", "int4"],
+            "--quantize must be one of int8, not 'int4'",
+        ),
     ],
 )
 def test_bad_input_is_one_error_line(args, expected):

@@ -13,6 +13,18 @@ No formula captures all of that on every CPU, so the engine measures it: for eac
 steps tries the other choice once to follow drift (contexts grow, acceptance changes). A
 choice not yet measured is tried first. So at high concurrency, where drafts do not pay,
 speculation switches itself off after a few steps.
+
+Measuring alone is not enough at high concurrency: a step's tokens per second rewards extra
+tokens to any sequence, but with a pass costing nearly the same for 1 or 16 sequences a batch
+finishes when its slowest sequence does, and every draft token makes every sequence's step a
+little slower (on the Xeon this was built on, a SmolLM2 pass costs ~95 ms plus ~2 ms a token,
+and verify steps pad every sequence's attention to the longest draft). So each draft token is
+also gated by its expected acceptance: a sequence keeps an estimate of how often its draft
+tokens are accepted (a moving average, starting from the engine-wide one), and drafts only the
+tokens whose chance of acceptance (estimate ** position) is at least
+batch / (batch + BREAK_EVEN_BATCH): none needed at one sequence, 0.5 at 16. Where drafts are
+rarely accepted (short chat answers) a large batch then drafts almost nothing and costs what
+the standard variant costs; agents, whose drafts are mostly accepted, keep theirs.
 """
 
 from __future__ import annotations
@@ -23,6 +35,9 @@ from posttrain.engine.builtin.drafters import OutputHistory, PromptLookup
 from posttrain.engine.builtin.sequence import Sequence
 
 EXPLORE_EVERY = 16
+# the batch size at which a draft token must be accepted half the time to be worth its cost
+BREAK_EVEN_BATCH = 16
+ACCEPTANCE_SMOOTHING = 0.3
 
 
 @dataclass
@@ -55,10 +70,25 @@ class DecodeRates:
         self.rates[key] = rate if old is None else (1 - self.smoothing) * old + self.smoothing * rate
 
 
+def min_acceptance(batch: int) -> float:
+    """The chance of acceptance a draft token needs in a batch of this size."""
+    return batch / (batch + BREAK_EVEN_BATCH) if batch > 1 else 0.0
+
+
+def worth_drafting(acceptance: float, batch: int, k: int) -> int:
+    """How many of k draft tokens pass the gate: token i is accepted with ~acceptance ** i."""
+    threshold = min_acceptance(batch)
+    chance, worth = acceptance, 0
+    while worth < k and chance >= threshold:
+        worth, chance = worth + 1, chance * acceptance
+    return worth
+
+
 @dataclass
 class _SequenceState:
     drafter: PromptLookup
     draft_length: int
+    acceptance: float
 
 
 class SpeculationPolicy:
@@ -66,6 +96,7 @@ class SpeculationPolicy:
         self.max_draft = max_draft
         self.history = OutputHistory(history_tokens)
         self.rates = DecodeRates()
+        self.acceptance = 0.5  # engine-wide moving average: a new sequence's first estimate
         self._states: dict[int, _SequenceState] = {}
 
     def plan(self, decoding: list[Sequence], max_len: int) -> dict[int, list[int]]:
@@ -77,9 +108,11 @@ class SpeculationPolicy:
         for seq in decoding:
             state = self._states.get(seq.seq_id)
             if state is None:
-                state = self._states[seq.seq_id] = _SequenceState(PromptLookup(), min(4, self.max_draft))
+                state = self._states[seq.seq_id] = _SequenceState(
+                    PromptLookup(), min(4, self.max_draft), self.acceptance
+                )
             room = min(seq.params.max_tokens - seq.num_completion_tokens, max_len - len(seq)) - 1
-            k = min(state.draft_length, room)
+            k = worth_drafting(state.acceptance, len(decoding), min(state.draft_length, room))
             if k < 1:
                 continue
             tokens = seq.token_ids
@@ -95,6 +128,9 @@ class SpeculationPolicy:
         state = self._states.get(seq.seq_id)
         if state is None:
             return
+        rate = accepted / proposed
+        state.acceptance += ACCEPTANCE_SMOOTHING * (rate - state.acceptance)
+        self.acceptance += ACCEPTANCE_SMOOTHING * (rate - self.acceptance)
         if accepted == proposed:
             state.draft_length = min(self.max_draft, state.draft_length * 2)
         else:
