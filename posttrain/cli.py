@@ -86,7 +86,9 @@ def train_command(
     Everything that can be checked without a model is checked before OUT is written: the
     config, the model directory, every domain's files and tasks. A start that fails before
     training leaves only OUT/config.toml; running again with a fixed config replaces it.
-    Ctrl-C stops at once; `--resume` continues from the last checkpoint.
+    Ctrl-C stops at once; `--resume` continues from the last checkpoint. SIGTERM (a spot
+    node's notice) saves the in-flight state within [train] preemption_grace_s, publishes it
+    to [storage] url and exits with code 75 (143 if the grace ran out first).
 
     \b
     --nproc N (or [train] world_size): N trainer processes, each taking its
@@ -144,6 +146,7 @@ def _run_resumable(
     on bad input, the --resume command on Ctrl-C. With a world size above 1 this process either
     launches the ranks (torch.distributed.run), or is one of them: rank 0 drives, the others
     follow its trainer calls."""
+    from posttrain.pipeline.shutdown_notice import EXIT_PREEMPTED, RunPreempted
     from posttrain.pipeline.training_run import check_run, out_state
     from posttrain.train.process_group import launched_rank, launched_world_size
 
@@ -180,6 +183,11 @@ def _run_resumable(
             soft_wrap=True,
         )
         raise typer.Exit(code=130) from None
+    except RunPreempted as saved:
+        url = checked.run.config.storage.url
+        again = f"--resume --out NEW_DIR --from {url}" if url else f"--resume --out {out}"
+        console.print(f"{saved}; continue with: posttrain {verb} {again}", highlight=False, soft_wrap=True)
+        raise typer.Exit(code=EXIT_PREEMPTED) from None
     print(json.dumps(summary, indent=2))
 
 

@@ -1,0 +1,160 @@
+"""SIGTERM preemption of a real `posttrain train` process publishing to a real S3 server (moto,
+over HTTP, through s3fs): the run saves its in-flight state within the grace time, publishes it
+and exits with code 75; a fresh directory fed only from the bucket resumes it, and the trained
+task stream equals an uninterrupted run's.
+
+What is equal, and why: the stream's tasks are drawn per step from the seed (the mixture here
+has fixed weights), one rollout job per stream slot, and a resume restores the finished groups
+and re-queues the slots that were in flight. So the (stream slot, task) pairs trained are the
+uninterrupted run's, each exactly once, in both modes; in sync mode each step trains its own
+slots, so the pairs are equal step by step as well. Async mode trains the oldest fresh groups,
+whose timing decides which step takes a slot: there the multiset is equal, not the step of each.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from posttrain.pipeline.shutdown_notice import EXIT_GRACE_RAN_OUT, EXIT_PREEMPTED
+from posttrain.storage.artifact_store import MANIFEST, ArtifactStore
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = [sys.executable, "-m", "posttrain.cli"]
+STEPS = 8
+
+
+def cli(*args: str) -> list[str]:
+    return [*CLI, *args]
+
+
+def env() -> dict[str, str]:
+    out = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "COLUMNS": "200"}
+    out.pop("POSTTRAIN_FAULTS", None)
+    return out
+
+
+def write_config(tiny_config, mode: str, url: str | None, grace_s: float) -> Path:
+    path = tiny_config(steps=STEPS, checkpoint_every=4)
+    text = f'mode = "{mode}"\n' + path.read_text().replace(
+        "keep_checkpoints = 2", f"keep_checkpoints = 2\npreemption_grace_s = {grace_s}"
+    )
+    if mode == "async":
+        text += "\n[async]\nmax_staleness = 1\n"
+    if url:
+        text += f'\n[storage]\nurl = "{url}"\n'
+    target = path.with_name(f"{mode}-{'s3' if url else 'local'}-{grace_s}.toml")
+    target.write_text(text)
+    return target
+
+
+def records(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
+
+
+def slot_tasks(run_dir: Path) -> Counter:
+    return Counter((s, t) for r in records(run_dir) for s, t in zip(r["stream_slots"], r["task_ids"]))
+
+
+def sigterm_after(config: Path, out: Path, steps_done: int) -> tuple[int, float, str]:
+    """Start a run, send SIGTERM once `steps_done` steps are recorded -> (exit code, seconds from
+    the signal to the exit, stderr)."""
+    process = subprocess.Popen(
+        cli("train", str(config), "--out", str(out)),
+        cwd=ROOT,
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    metrics, deadline = out / "metrics.jsonl", time.monotonic() + 300
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()[1][-3000:]
+        if metrics.is_file() and len(metrics.read_text().splitlines()) >= steps_done:
+            break
+        time.sleep(0.05)
+    sent = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    return process.returncode, time.monotonic() - sent, err
+
+
+def resume_from(url: str, out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        cli("train", "--resume", "--out", str(out), "--from", url),
+        cwd=ROOT,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_sigterm_publishes_in_flight_state_and_a_fresh_machine_resumes_losslessly(
+    mode, tmp_path, tiny_config, s3_bucket
+):
+    url, grace = f"s3://{s3_bucket}/runs/spot", 20.0
+    straight = tmp_path / "straight"
+    done = subprocess.run(
+        cli("train", str(write_config(tiny_config, mode, None, grace)), "--out", str(straight)),
+        cwd=ROOT,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    code, took, err = sigterm_after(write_config(tiny_config, mode, url, grace), tmp_path / "spot", 3)
+    assert code == EXIT_PREEMPTED, err[-3000:]
+    assert took < grace, took
+    line = next(x for x in err.splitlines() if x.startswith("preempted: "))
+    assert f"continue with: posttrain train --resume --out NEW_DIR --from {url}" in line
+    step = int(line.split("the state at step ")[1].split()[0])
+    assert 3 <= step < STEPS
+    buffered = int(line.split("(")[1].split()[0])
+    assert buffered > 0, line  # finished groups not yet trained travel with the state
+    store = ArtifactStore(url)
+    assert store.published_steps()[-1] == step
+    manifest = json.loads(store.fs.cat_file(f"{store.root}/checkpoints/step-{step}/{MANIFEST}"))
+    assert any(name.startswith("pipeline_state") for name in manifest)
+
+    fresh = tmp_path / "elsewhere"
+    resumed = resume_from(url, fresh)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"resuming: from the checkpoint at step {step} of {STEPS}" in resumed.stderr
+    got = records(fresh)
+    assert [r["step"] for r in got] == list(range(1, STEPS + 1))
+    first = got[step]  # the first step of the resumed session
+    assert first["restored_buffered"] >= buffered
+    assert slot_tasks(fresh) == slot_tasks(straight)
+    assert set(slot_tasks(fresh).values()) == {1}
+    if mode == "sync":
+        assert [r["task_ids"] for r in got] == [r["task_ids"] for r in records(straight)]
+    assert json.loads(store.fs.cat_file(f"{store.root}/summary.json"))["resumed"] is True
+
+
+@pytest.mark.slow
+def test_a_grace_too_short_exits_143_and_leaves_only_whole_checkpoints(tmp_path, tiny_config, s3_bucket):
+    """The watchdog ends the run when the grace runs out, whatever it is doing; what the bucket
+    holds is still a run a fresh machine resumes, every stream slot trained exactly once."""
+    url = f"s3://{s3_bucket}/runs/short"
+    code, took, err = sigterm_after(write_config(tiny_config, "async", url, 0.05), tmp_path / "spot", 5)
+    assert code == EXIT_GRACE_RAN_OUT, err[-3000:]
+    assert "preemption grace (0.05 s) ran out" in err
+    assert took < 5, took
+    fresh = tmp_path / "elsewhere"
+    resumed = resume_from(url, fresh)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    got = records(fresh)
+    assert [r["step"] for r in got] == list(range(1, STEPS + 1))
+    trained = slot_tasks(fresh)
+    assert len(trained) == STEPS * 3 and set(trained.values()) == {1}
