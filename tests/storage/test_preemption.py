@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from posttrain.pipeline.run_at_url import working_copy
 from posttrain.pipeline.shutdown_notice import EXIT_GRACE_RAN_OUT, EXIT_PREEMPTED
 from posttrain.storage.artifact_store import MANIFEST, ArtifactStore
 
@@ -34,9 +35,12 @@ def cli(*args: str) -> list[str]:
     return [*CLI, *args]
 
 
-def env() -> dict[str, str]:
+def env(cache: Path | None = None) -> dict[str, str]:
+    """The environment of a run; `cache`: the machine's $POSTTRAIN_CACHE (--out URL's working copy)."""
     out = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "COLUMNS": "200"}
     out.pop("POSTTRAIN_FAULTS", None)
+    if cache is not None:
+        out["POSTTRAIN_CACHE"] = str(cache)
     return out
 
 
@@ -62,13 +66,16 @@ def slot_tasks(run_dir: Path) -> Counter:
     return Counter((s, t) for r in records(run_dir) for s, t in zip(r["stream_slots"], r["task_ids"]))
 
 
-def sigterm_after(config: Path, out: Path, steps_done: int) -> tuple[int, float, str]:
-    """Start a run, send SIGTERM once `steps_done` steps are recorded -> (exit code, seconds from
-    the signal to the exit, stderr)."""
+def sigterm_after(
+    config: Path, out: Path, steps_done: int, out_arg: str | None = None, cache: Path | None = None
+) -> tuple[int, float, str]:
+    """Start a run in `out` (given as `out_arg`, a URL whose working copy `out` is, if set), send
+    SIGTERM once `steps_done` steps are recorded -> (exit code, seconds from the signal to the
+    exit, stderr)."""
     process = subprocess.Popen(
-        cli("train", str(config), "--out", str(out)),
+        cli("train", str(config), "--out", out_arg or str(out)),
         cwd=ROOT,
-        env=env(),
+        env=env(cache),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -85,11 +92,14 @@ def sigterm_after(config: Path, out: Path, steps_done: int) -> tuple[int, float,
     return process.returncode, time.monotonic() - sent, err
 
 
-def resume_from(url: str, out: Path) -> subprocess.CompletedProcess:
+def resume_from(url: str, out: Path | None = None, cache: Path | None = None) -> subprocess.CompletedProcess:
+    """`--resume --out OUT --from URL`, or without `out`: `--resume --out URL` on a machine whose
+    cache is `cache`."""
+    args = ["--out", str(out), "--from", url] if out is not None else ["--out", url]
     return subprocess.run(
-        cli("train", "--resume", "--out", str(out), "--from", url),
+        cli("train", "--resume", *args),
         cwd=ROOT,
-        env=env(),
+        env=env(cache),
         capture_output=True,
         text=True,
         timeout=600,
@@ -97,11 +107,15 @@ def resume_from(url: str, out: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize(("mode", "where"), [("sync", "[storage] url"), ("async", "--out URL")])
 def test_sigterm_publishes_in_flight_state_and_a_fresh_machine_resumes_losslessly(
-    mode, tmp_path, tiny_config, s3_bucket
+    mode, where, tmp_path, tiny_config, s3_bucket, monkeypatch
 ):
+    """sync: published through [storage] url, resumed with --resume --out NEW_DIR --from URL;
+    async: the run lives at --out s3://..., resumed with --resume --out s3://... on another
+    machine (another $POSTTRAIN_CACHE)."""
     url, grace = f"s3://{s3_bucket}/runs/spot", 20.0
+    by_url = where == "--out URL"
     straight = tmp_path / "straight"
     done = subprocess.run(
         cli("train", str(write_config(tiny_config, mode, None, grace)), "--out", str(straight)),
@@ -113,11 +127,23 @@ def test_sigterm_publishes_in_flight_state_and_a_fresh_machine_resumes_losslessl
     )
     assert done.returncode == 0, done.stderr[-3000:]
 
-    code, took, err = sigterm_after(write_config(tiny_config, mode, url, grace), tmp_path / "spot", 3)
+    machine_a, machine_b = tmp_path / "machine-a", tmp_path / "machine-b"
+    if by_url:
+        monkeypatch.setenv("POSTTRAIN_CACHE", str(machine_a))
+        spot, fresh = working_copy(url), None
+        monkeypatch.setenv("POSTTRAIN_CACHE", str(machine_b))
+        elsewhere = working_copy(url)
+        config = write_config(tiny_config, mode, None, grace)
+    else:
+        spot, fresh = tmp_path / "spot", tmp_path / "elsewhere"
+        elsewhere = fresh
+        config = write_config(tiny_config, mode, url, grace)
+    code, took, err = sigterm_after(config, spot, 3, out_arg=url if by_url else None, cache=machine_a)
     assert code == EXIT_PREEMPTED, err[-3000:]
     assert took < grace, took
     line = next(x for x in err.splitlines() if x.startswith("preempted: "))
-    assert f"continue with: posttrain train --resume --out NEW_DIR --from {url}" in line
+    again = f"--resume --out {url}" if by_url else f"--resume --out NEW_DIR --from {url}"
+    assert line.endswith(f"continue with: posttrain train {again}"), line
     step = int(line.split("the state at step ")[1].split()[0])
     assert 3 <= step < STEPS
     buffered = int(line.split("(")[1].split()[0])
@@ -127,16 +153,16 @@ def test_sigterm_publishes_in_flight_state_and_a_fresh_machine_resumes_losslessl
     manifest = json.loads(store.fs.cat_file(f"{store.root}/checkpoints/step-{step}/{MANIFEST}"))
     assert any(name.startswith("pipeline_state") for name in manifest)
 
-    fresh = tmp_path / "elsewhere"
-    resumed = resume_from(url, fresh)
+    resumed = resume_from(url, fresh, cache=machine_b)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"fetched {url} into {elsewhere}: its checkpoint at step {step}" in resumed.stderr
     assert f"resuming: from the checkpoint at step {step} of {STEPS}" in resumed.stderr
-    got = records(fresh)
+    got = records(elsewhere)
     assert [r["step"] for r in got] == list(range(1, STEPS + 1))
     first = got[step]  # the first step of the resumed session
     assert first["restored_buffered"] >= buffered
-    assert slot_tasks(fresh) == slot_tasks(straight)
-    assert set(slot_tasks(fresh).values()) == {1}
+    assert slot_tasks(elsewhere) == slot_tasks(straight)
+    assert set(slot_tasks(elsewhere).values()) == {1}
     if mode == "sync":
         assert [r["task_ids"] for r in got] == [r["task_ids"] for r in records(straight)]
     assert json.loads(store.fs.cat_file(f"{store.root}/summary.json"))["resumed"] is True
