@@ -102,7 +102,7 @@ def train_command(
     share of every step's samples (docs/scale_out.md); checkpoints then hold
     the optimizer's shards, and a run resumes at any --nproc.
     """
-    from posttrain.pipeline.run_at_url import is_url, local_out
+    from posttrain.storage.directory_at_url import is_url, local_out
 
     url = out if out is not None and is_url(out) else None
     if url is None:
@@ -127,7 +127,7 @@ def _open_working_copy(url: str, resume: bool, check: bool) -> Path:
         local, done = open_working_copy(url, resume)
     except PosttrainError as exc:
         fail(str(exc))
-    console.print(done, highlight=False)
+    console.print(done, highlight=False, soft_wrap=True)
     return local
 
 
@@ -146,7 +146,7 @@ def _fetch_published_run(url: str, out: Path | None, resume: bool) -> None:
     except PosttrainError as exc:
         fail(str(exc))
     where = f"its checkpoint at step {step}" if step else "no checkpoint yet"
-    console.print(f"fetched {url} into {out}: {where}", highlight=False)
+    console.print(f"fetched {url} into {out}: {where}", highlight=False, soft_wrap=True)
 
 
 @app.command("sft", short_help="Supervised warm start for agents: demonstrations, then rejection sampling.")

@@ -160,6 +160,8 @@ def run_rl(
                             live.observe(record)
                         outputs.finish_step(step, record, trajectory_rows(groups, advantages), checkpoint)
                         trained = step
+                    if notice.received:  # after the last step: its checkpoint stands; eval after waits
+                        raise RunPreempted
                 except RunPreempted:
                     saved = save_on_notice(
                         notice, rollouts, trained, rd, checkpoint, mirror, config.train.keep_checkpoints

@@ -7,29 +7,17 @@ one whose copy is behind another machine's, resumes from what was published."""
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from pathlib import Path
 
-from posttrain.cache import cache_dir
 from posttrain.errors import PosttrainError
 from posttrain.pipeline.run_mirror import fetch_run
 from posttrain.storage.artifact_store import ArtifactStore
-
-
-def is_url(out: str) -> bool:
-    """An --out that names object storage (file:// is a local directory, as a plain path)."""
-    return "://" in out and not out.startswith("file://")
-
-
-def local_out(out: str) -> Path:
-    return Path(out.removeprefix("file://"))
+from posttrain.storage.directory_at_url import working_copy as url_working_copy
 
 
 def working_copy(url: str) -> Path:
-    url = url.rstrip("/")
-    name = url.rsplit("/", 1)[-1] or "run"
-    return cache_dir() / "runs" / f"{name}-{hashlib.sha256(url.encode()).hexdigest()[:12]}"
+    return url_working_copy(url, "runs")
 
 
 def open_working_copy(url: str, resume: bool) -> tuple[Path, str]:

@@ -44,6 +44,15 @@ class ArtifactStore:
         local.parent.mkdir(parents=True, exist_ok=True)
         self.fs.get_file(self._path(relative), str(local))
 
+    def relative_files(self) -> list[str]:
+        """Every file under the URL, as paths relative to it (none when nothing is there)."""
+        try:
+            found = self.fs.find(self.root)
+        except FileNotFoundError:
+            return []
+        root = self.root.rstrip("/") + "/"
+        return sorted(path[len(root) :] for path in found if path.startswith(root))
+
     def exists(self, relative: str) -> bool:
         return self.fs.exists(self._path(relative))
 

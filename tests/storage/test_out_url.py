@@ -89,3 +89,24 @@ def test_out_url_mistakes_are_one_error_line(tmp_path, tiny_config, s3_bucket, m
     plan = CliRunner().invoke(app, ["train", str(config), "--out", url, "--check"])
     assert plan.exit_code == 0, plan.output
     assert not ArtifactStore(url).exists("config.toml")  # --check writes nothing, there either
+
+
+def test_an_eval_at_a_url_is_published_and_resumes_from_it_elsewhere(tmp_path, s3_bucket, monkeypatch):
+    """`posttrain eval --out s3://...`: the results are published when the command ends; the
+    same command on another machine fetches them and has nothing left to run."""
+    url = f"s3://{s3_bucket}/evals/longctx"
+    args = ["eval", "--tasks", "longctx:all:1k:1", "--agent", "oracle", "--out", url]
+    monkeypatch.setenv("POSTTRAIN_CACHE", str(tmp_path / "a"))
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output[-3000:]
+    store = ArtifactStore(url)
+    assert store.exists("results.jsonl") and store.exists("summary.json")
+    assert f"published {len(store.relative_files())} files to {url}" in first.output
+    rows = store.fs.cat_file(f"{store.root}/results.jsonl").decode().splitlines()
+
+    monkeypatch.setenv("POSTTRAIN_CACHE", str(tmp_path / "b"))
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0, again.output[-3000:]
+    assert "files fetched from it" in again.output
+    assert store.fs.cat_file(f"{store.root}/results.jsonl").decode().splitlines() == rows  # nothing run twice
+    assert json.loads(again.output[again.output.index("{") :])["out"] == url
