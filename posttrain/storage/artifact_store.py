@@ -46,6 +46,7 @@ class ArtifactStore:
 
     def relative_files(self) -> list[str]:
         """Every file under the URL, as paths relative to it (none when nothing is there)."""
+        self.fs.invalidate_cache()
         try:
             found = self.fs.find(self.root)
         except FileNotFoundError:
@@ -74,6 +75,7 @@ class ArtifactStore:
 
     def published_steps(self, checkpoints: str = "checkpoints") -> list[int]:
         """The steps whose checkpoint is complete (has its manifest), ascending."""
+        self.fs.invalidate_cache()  # another machine may have published since this process listed
         try:
             entries = self.fs.ls(self._path(checkpoints), detail=False)
         except FileNotFoundError:
