@@ -137,6 +137,8 @@ def run_rl(
             conflicts = DomainConflicts(config, rd.root / CONFLICTS, start.step)
             with outputs:
                 before = outputs.eval_before()
+                if mirror is not None:  # the URL holds the run from now on, checkpoint or not
+                    mirror.publish_run_files()
                 monitor.start(before)
                 metrics.start_loop()
                 rollouts.start(start.step)

@@ -174,7 +174,9 @@ def test_sigterm_publishes_in_flight_state_and_a_fresh_machine_resumes_losslessl
 @pytest.mark.slow
 def test_a_grace_too_short_exits_143_and_leaves_only_whole_checkpoints(tmp_path, tiny_config, s3_bucket):
     """The watchdog ends the run when the grace runs out, whatever it is doing; what the bucket
-    holds is still a run a fresh machine resumes, every stream slot trained exactly once."""
+    holds is still a run a fresh machine resumes, every stream slot trained exactly once. Here
+    the notice comes before the first checkpoint (every 4 steps): the bucket has the run's files,
+    and the resume starts it over."""
     url = f"s3://{s3_bucket}/runs/short"
     code, took, err = sigterm_after(write_config(tiny_config, "async", url, 0.05), tmp_path / "spot", 3)
     assert code == EXIT_GRACE_RAN_OUT, err[-3000:]
