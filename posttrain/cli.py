@@ -53,8 +53,15 @@ def _quiet_libraries() -> None:
 @app.command("train", short_help="Train a policy with RL (and an SFT warm start) on a config's domains.")
 def train_command(
     config: Path | None = typer.Argument(None, help="Run config (TOML). Not needed with --resume."),
-    out: Path | None = typer.Option(
-        None, "--out", "-o", help="Run directory to create (or continue, with --resume). Required unless --check."
+    out: str | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        metavar="DIR|URL",
+        help="Run directory to create (or continue, with --resume). Or an fsspec URL (s3://bucket/runs/NAME): "
+        "the run then lives there, trained in a working copy under $POSTTRAIN_CACHE/runs/ "
+        "(~/.cache/posttrain/runs/) and published as [storage] url does; --resume fetches it from the URL, on any "
+        "machine. Required unless --check.",
     ),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out from its last checkpoint."),
     check: bool = typer.Option(
@@ -86,16 +93,42 @@ def train_command(
     Everything that can be checked without a model is checked before OUT is written: the
     config, the model directory, every domain's files and tasks. A start that fails before
     training leaves only OUT/config.toml; running again with a fixed config replaces it.
-    Ctrl-C stops at once; `--resume` continues from the last checkpoint.
+    Ctrl-C stops at once; `--resume` continues from the last checkpoint. SIGTERM (a spot
+    node's notice) saves the in-flight state within [train] preemption_grace_s, publishes it
+    to [storage] url and exits with code 75 (143 if the grace ran out first).
 
     \b
     --nproc N (or [train] world_size): N trainer processes, each taking its
     share of every step's samples (docs/scale_out.md); checkpoints then hold
     the optimizer's shards, and a run resumes at any --nproc.
     """
-    if from_url is not None:
-        _fetch_published_run(from_url, out, resume)
-    _run_resumable("train", config, out, resume, check, nproc)
+    from posttrain.storage.directory_at_url import is_url, local_out
+
+    url = out if out is not None and is_url(out) else None
+    if url is None:
+        out_dir = local_out(out) if out is not None else None
+        if from_url is not None:
+            _fetch_published_run(from_url, out_dir, resume)
+    else:
+        if from_url is not None:
+            fail("--from is for a local --out; with --out URL, --resume fetches the run from that URL itself")
+        out_dir = _open_working_copy(url, resume, check)
+    _run_resumable("train", config, out_dir, resume, check, nproc, url=url)
+
+
+def _open_working_copy(url: str, resume: bool, check: bool) -> Path:
+    """--out URL: this machine's working copy of the run, fetched (--resume) or cleared."""
+    from posttrain.pipeline.run_at_url import open_working_copy, working_copy
+    from posttrain.train.process_group import launched_world_size
+
+    if check or launched_world_size() > 1:  # --check writes nothing; a trainer rank's launcher prepared it
+        return working_copy(url)
+    try:
+        local, done = open_working_copy(url, resume)
+    except PosttrainError as exc:
+        fail(str(exc))
+    console.print(done, highlight=False, soft_wrap=True)
+    return local
 
 
 def _fetch_published_run(url: str, out: Path | None, resume: bool) -> None:
@@ -113,7 +146,7 @@ def _fetch_published_run(url: str, out: Path | None, resume: bool) -> None:
     except PosttrainError as exc:
         fail(str(exc))
     where = f"its checkpoint at step {step}" if step else "no checkpoint yet"
-    console.print(f"fetched {url} into {out}: {where}", highlight=False)
+    console.print(f"fetched {url} into {out}: {where}", highlight=False, soft_wrap=True)
 
 
 @app.command("sft", short_help="Supervised warm start for agents: demonstrations, then rejection sampling.")
@@ -138,12 +171,19 @@ def sft_command(
 
 
 def _run_resumable(
-    verb: str, config: Path | None, out: Path | None, resume: bool, check: bool, nproc: int | None = None
+    verb: str,
+    config: Path | None,
+    out: Path | None,
+    resume: bool,
+    check: bool,
+    nproc: int | None = None,
+    url: str | None = None,
 ) -> None:
     """Check everything that needs no model (fast, before torch loads), then run; one error line
     on bad input, the --resume command on Ctrl-C. With a world size above 1 this process either
     launches the ranks (torch.distributed.run), or is one of them: rank 0 drives, the others
-    follow its trainer calls."""
+    follow its trainer calls. `url`: --out URL, whose working copy `out` is."""
+    from posttrain.pipeline.shutdown_notice import EXIT_PREEMPTED, RunPreempted
     from posttrain.pipeline.training_run import check_run, out_state
     from posttrain.train.process_group import launched_rank, launched_world_size
 
@@ -155,7 +195,9 @@ def _run_resumable(
     if launched_world_size() > 1:  # rank 0 of the ranks _launch_ranks started (or torchrun run by hand)
         nproc = launched_world_size()
     try:
-        checked = check_run(config, out or Path("(not given)"), resume, needs_sft=verb == "sft", world_size=nproc)
+        checked = check_run(
+            config, out or Path("(not given)"), resume, needs_sft=verb == "sft", world_size=nproc, storage_url=url
+        )
         for line in checked.warnings():
             console.print(f"warning: {line}", markup=False, highlight=False, soft_wrap=True)
         if check:
@@ -163,7 +205,7 @@ def _run_resumable(
             return
         world_size = checked.run.config.train.world_size
         if world_size > 1 and launched_world_size() == 1:
-            _launch_ranks(verb, config, out, resume, world_size)
+            _launch_ranks(verb, config, url or out, resume, world_size)
         console.print(f"run directory: {out_state(checked.run)}", highlight=False)
         if verb == "train":
             from posttrain.pipeline.driver import train_checked as run
@@ -175,15 +217,22 @@ def _run_resumable(
         fail(str(exc))
     except KeyboardInterrupt:
         console.print(
-            f"interrupted: {_saved_progress(verb, out)}; continue with: posttrain {verb} --resume --out {out}",
+            f"interrupted: {_saved_progress(verb, out)}; continue with: posttrain {verb} --resume --out {url or out}",
             highlight=False,
             soft_wrap=True,
         )
         raise typer.Exit(code=130) from None
+    except RunPreempted as saved:
+        published = checked.run.config.storage.url
+        again = f"--resume --out {url or out}"
+        if published and not url:
+            again = f"--resume --out NEW_DIR --from {published}"
+        console.print(f"{saved}; continue with: posttrain {verb} {again}", highlight=False, soft_wrap=True)
+        raise typer.Exit(code=EXIT_PREEMPTED) from None
     print(json.dumps(summary, indent=2))
 
 
-def _launch_ranks(verb: str, config: Path | None, out: Path, resume: bool, world_size: int) -> None:
+def _launch_ranks(verb: str, config: Path | None, out: Path | str, resume: bool, world_size: int) -> None:
     """Run this same command as `world_size` ranks under torch.distributed.run; exit with them."""
     from posttrain.train.launch import run_ranks
 

@@ -323,6 +323,13 @@ class TrainConfig(_Strict):
     eval_batch_size: int = Field(64, ge=1)
     checkpoint_every: int = Field(10, ge=1)
     keep_checkpoints: int = Field(2, ge=1)
+    preemption_grace_s: float = Field(
+        30.0,
+        gt=0,
+        description="on SIGTERM (a spot node's notice) the run has this long to save its in-flight state "
+        "(buffered groups, rollouts in flight, optimizer) and publish it to [storage] url, then exits with code 75; "
+        "rollouts in flight get the first half to finish, the rest are recorded and redone on resume",
+    )
     bootstrap_samples: int = Field(2000, ge=100)
     world_size: int = Field(
         1,

@@ -73,7 +73,15 @@ def eval_command(
     ),
     attempts: int = typer.Option(1, "--attempts", "-k", min=1, help="Attempts per task (pass@k up to this)."),
     concurrency: int = typer.Option(4, "--concurrency", min=1, help="Episodes (sandboxes) at once."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Required. Run directory; an existing one is resumed."),
+    out: str | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        metavar="DIR|URL",
+        help="Required. Run directory; an existing one is resumed. Or an fsspec URL (s3://bucket/evals/NAME): "
+        "written in a working copy under $POSTTRAIN_CACHE/outputs/, filled from the URL first (so it resumes "
+        "there too) and published back when the command ends, however it ends.",
+    ),
     names: str | None = typer.Option(None, "--names", help="Only these tasks (comma-separated)."),
     tags: str | None = typer.Option(None, "--tags", help="Only tasks with all these tags."),
     seed: int = typer.Option(0, "--seed", help="Seed of every attempt's sampling."),
@@ -144,95 +152,104 @@ def eval_command(
     from posttrain.engine.interface import SamplingParams
     from posttrain.evaluate.runner import run_eval
     from posttrain.models.loading import load_tokenizer
+    from posttrain.storage.artifact_store import ArtifactStore
+    from posttrain.storage.directory_at_url import is_url, output_directory
 
     say = line_printer(console)
-    total = None  # attempts planned, once the tasks are loaded
-    try:
-        engine, limit = None, None
-        if agent == "model":
-            from posttrain.engine.factory import engine_for_spec
-
-            engine, tokenizer, limit = engine_for_spec(
-                model, api_key_env, concurrency=concurrency, shared_tokenizer=shared_tokenizer
-            )
-        else:
-            tokenizer = load_tokenizer("smollm2-135m")
-        task_list, invalid = load_tasks(tasks, tokenizer, names, tags)
-        _report_task_problems(task_list, invalid, strict, say)
-        if (quarantine is not None or quality_gate) and any(t.kind == "terminal" for t in task_list):
-            from posttrain.quality.gate import gate
-
-            terminal = [t for t in task_list if t.kind == "terminal"]
-            kept = gate(
-                terminal,
-                quarantine,
-                inspect_source=tasks if quality_gate and quarantine is None else None,
-                inspect_out=out / "quality",
-                log=say,
-            )
-            task_list = [t for t in task_list if t.kind != "terminal" or t in kept]
-            if not task_list:
-                fail("every task is quarantined; nothing left to evaluate")
-        temp = temperature if temperature is not None else (0.0 if attempts == 1 else 0.7)
-        params = SamplingParams(temperature=temp, max_tokens=reply_tokens)
-        policy = (
-            {"oracle": OraclePolicy, "nop": NopPolicy}[agent]()
-            if agent != "model"
-            else ModelPolicy(engine, tokenizer, params)
-        )
+    url = out
+    if is_url(url):
         try:
-            config = AgentConfig(
-                max_steps=max_steps,
-                reply_tokens=reply_tokens,
-                tools=[t.strip() for t in tools.split(",")] if tools else None,
-                **({"max_context_tokens": limit} if limit else {}),
+            ArtifactStore(url)  # an unknown protocol, or its package missing: one line
+        except PosttrainError as exc:
+            fail(f"--out {exc}")
+    with output_directory(url, fetch=True, say=say) as out:
+        total = None  # attempts planned, once the tasks are loaded
+        try:
+            engine, limit = None, None
+            if agent == "model":
+                from posttrain.engine.factory import engine_for_spec
+
+                engine, tokenizer, limit = engine_for_spec(
+                    model, api_key_env, concurrency=concurrency, shared_tokenizer=shared_tokenizer
+                )
+            else:
+                tokenizer = load_tokenizer("smollm2-135m")
+            task_list, invalid = load_tasks(tasks, tokenizer, names, tags)
+            _report_task_problems(task_list, invalid, strict, say)
+            if (quarantine is not None or quality_gate) and any(t.kind == "terminal" for t in task_list):
+                from posttrain.quality.gate import gate
+
+                terminal = [t for t in task_list if t.kind == "terminal"]
+                kept = gate(
+                    terminal,
+                    quarantine,
+                    inspect_source=tasks if quality_gate and quarantine is None else None,
+                    inspect_out=out / "quality",
+                    log=say,
+                )
+                task_list = [t for t in task_list if t.kind != "terminal" or t in kept]
+                if not task_list:
+                    fail("every task is quarantined; nothing left to evaluate")
+            temp = temperature if temperature is not None else (0.0 if attempts == 1 else 0.7)
+            params = SamplingParams(temperature=temp, max_tokens=reply_tokens)
+            policy = (
+                {"oracle": OraclePolicy, "nop": NopPolicy}[agent]()
+                if agent != "model"
+                else ModelPolicy(engine, tokenizer, params)
             )
-        except ValidationError as exc:
-            fail(f"--tools: {exc.errors()[0]['msg'].removeprefix('Value error, ')}")
-        total = len(task_list) * attempts
-        progress, on_attempt = _progress(total)
-        with progress:
-            summary = run_eval(
-                task_list,
-                agent,
-                policy,
-                tokenizer,
-                out,
-                attempts=attempts,
-                concurrency=min(concurrency, max_sandboxes),
-                seed=seed,
-                model=model if agent == "model" else "",
-                engine=engine,
-                params=params,
-                agent_config=config,
-                prices=_prices(prices),
-                on_attempt=on_attempt,
-                tasks_spec=tasks,
-                max_context_tokens=limit,
-                backend=backend,
-                invalid=invalid,
-                say=say,
+            try:
+                config = AgentConfig(
+                    max_steps=max_steps,
+                    reply_tokens=reply_tokens,
+                    tools=[t.strip() for t in tools.split(",")] if tools else None,
+                    **({"max_context_tokens": limit} if limit else {}),
+                )
+            except ValidationError as exc:
+                fail(f"--tools: {exc.errors()[0]['msg'].removeprefix('Value error, ')}")
+            total = len(task_list) * attempts
+            progress, on_attempt = _progress(total)
+            with progress:
+                summary = run_eval(
+                    task_list,
+                    agent,
+                    policy,
+                    tokenizer,
+                    out,
+                    attempts=attempts,
+                    concurrency=min(concurrency, max_sandboxes),
+                    seed=seed,
+                    model=model if agent == "model" else "",
+                    engine=engine,
+                    params=params,
+                    agent_config=config,
+                    prices=_prices(prices),
+                    on_attempt=on_attempt,
+                    tasks_spec=tasks,
+                    max_context_tokens=limit,
+                    backend=backend,
+                    invalid=invalid,
+                    say=say,
+                )
+        except PosttrainError as exc:
+            fail(str(exc))
+        except KeyboardInterrupt:
+            _interrupted(out, total)
+        brief = {
+            k: summary[k]
+            for k in (
+                "n_tasks",
+                "n_attempts",
+                "mean_reward",
+                "pass_at_1",
+                "pass_at_k",
+                "failure_modes",
+                "tool_call_accuracy",
+                "tokens",
+                "cost",
+                "invalid",
             )
-    except PosttrainError as exc:
-        fail(str(exc))
-    except KeyboardInterrupt:
-        _interrupted(out, total)
-    brief = {
-        k: summary[k]
-        for k in (
-            "n_tasks",
-            "n_attempts",
-            "mean_reward",
-            "pass_at_1",
-            "pass_at_k",
-            "failure_modes",
-            "tool_call_accuracy",
-            "tokens",
-            "cost",
-            "invalid",
-        )
-    }
-    emit_json({**brief, "out": str(out)}, None)
+        }
+    emit_json({**brief, "out": url}, None)
 
 
 def _report_task_problems(task_list: list, invalid: list, strict: bool, say) -> None:

@@ -9,6 +9,8 @@ rollout side and the trainer do the work.
         stats   = trainer.step(samples)              # loss, KL, clip, TIS, logprob mismatch
         rollouts.publish(trainer.named_weights(), step)  # weight sync; lets the next rollouts in
         finish the step: trajectories, metrics, held-out eval every N, checkpoint every M
+    on SIGTERM: stop at the step boundary, save the in-flight state, publish it, exit
+    (preemption_save.py)
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from posttrain.pipeline.domain_conflicts import CONFLICTS, DomainConflicts
 from posttrain.pipeline.domain_monitor import DomainMonitor
 from posttrain.pipeline.inline_rollouts import InlineRollouts
 from posttrain.pipeline.live_metrics import open_live_metrics
+from posttrain.pipeline.preemption_save import save_on_notice
 from posttrain.pipeline.rollout import attach_trainer_values
 from posttrain.pipeline.rollout_job import run_rollout_job
 from posttrain.pipeline.rollout_source import RolloutSource
@@ -31,6 +34,7 @@ from posttrain.pipeline.run_mirror import RunMirror
 from posttrain.pipeline.run_outputs import RunOutputs, load_eval, save_step_checkpoint
 from posttrain.pipeline.scheduled_rollouts import ScheduledRollouts
 from posttrain.pipeline.sft.stage import run_sft_stage
+from posttrain.pipeline.shutdown_notice import RunPreempted, ShutdownNotice
 from posttrain.pipeline.stage_summary import stages_summary
 from posttrain.pipeline.starting_point import StartingPoint, starting_point
 from posttrain.pipeline.step_metrics import StepMetrics
@@ -105,57 +109,74 @@ def run_rl(
     rollouts = open_rollouts(config, start, tokenizer, mixture, rd.root, job_fn)
     live = None
     mirror = RunMirror(config.storage.url, rd) if config.storage.url else None
-    try:
-        outputs = RunOutputs(
-            config, rd, resume, start.step, start.wall_s, rollouts.engine, tokenizer, heldout, console=console
-        )
-        metrics = StepMetrics(rollouts)
-
-        def checkpoint(step: int) -> None:
-            path = save_step_checkpoint(
-                config,
-                rd,
-                step,
-                trainer,
-                tokenizer,
-                mixture,
-                wall_s=outputs.wall_s(),
-                pipeline_state=rollouts.state_dict(),
+    notice = ShutdownNotice(config.train.preemption_grace_s)
+    rollouts.interrupt = notice.event  # a notice ends the wait for a batch
+    with notice:
+        try:
+            outputs = RunOutputs(
+                config, rd, resume, start.step, start.wall_s, rollouts.engine, tokenizer, heldout, console=console
             )
-            if mirror is not None:
-                mirror.publish_checkpoint(path, keep=config.train.keep_checkpoints)
+            metrics = StepMetrics(rollouts)
 
-        live = open_live_metrics(config, rd.root, rollouts, line_printer(console))
-        monitor = DomainMonitor(config, mixture, outputs.evals, line_printer(console))
-        conflicts = DomainConflicts(config, rd.root / CONFLICTS, start.step)
-        with outputs:
-            before = outputs.eval_before()
-            monitor.start(before)
-            metrics.start_loop()
-            rollouts.start(start.step)
-            for step in range(start.step + 1, config.train.steps + 1):
-                record, groups, advantages = rl_step(config, rollouts, trainer, step, metrics)
-                # the mixture policy's weights and pass rates, the curriculum's per family and difficulty
-                record.update(mixture.observe(groups, advantages, step))
-                if conflicts.due(step):
-                    record.update(conflicts.measure(step, trainer, groups, advantages))
-                last = step == config.train.steps
-                record.update(monitor.collect(wait=last))
-                if monitor.due(step):
-                    # async: the evaluation overlaps the next steps (not after the last one)
-                    background = rollouts.runs_in_background and config.mode == "async" and not last
-                    record.update(monitor.evaluate(step, background=background))
-                if live:
-                    live.observe(record)
-                outputs.finish_step(step, record, trajectory_rows(groups, advantages), checkpoint)
-            loop_s = metrics.loop_s()
-            trainer.close()  # other trainer ranks are done: the rest is rank 0's
-            after = outputs.eval_after()
-    finally:
-        if live:
-            live.close()
-        trainer.close()
-        rollouts.close()
+            def checkpoint(step: int) -> None:
+                path = save_step_checkpoint(
+                    config,
+                    rd,
+                    step,
+                    trainer,
+                    tokenizer,
+                    mixture,
+                    wall_s=outputs.wall_s(),
+                    pipeline_state=rollouts.state_dict(),
+                )
+                if mirror is not None:
+                    mirror.publish_checkpoint(path, keep=config.train.keep_checkpoints)
+
+            live = open_live_metrics(config, rd.root, rollouts, line_printer(console))
+            monitor = DomainMonitor(config, mixture, outputs.evals, line_printer(console))
+            conflicts = DomainConflicts(config, rd.root / CONFLICTS, start.step)
+            with outputs:
+                before = outputs.eval_before()
+                if mirror is not None:  # the URL holds the run from now on, checkpoint or not
+                    mirror.publish_run_files()
+                monitor.start(before)
+                metrics.start_loop()
+                rollouts.start(start.step)
+                trained = start.step
+                try:
+                    for step in range(start.step + 1, config.train.steps + 1):
+                        if notice.received:
+                            raise RunPreempted
+                        record, groups, advantages = rl_step(config, rollouts, trainer, step, metrics)
+                        # the mixture policy's weights and pass rates, the curriculum's per family and difficulty
+                        record.update(mixture.observe(groups, advantages, step))
+                        if conflicts.due(step):
+                            record.update(conflicts.measure(step, trainer, groups, advantages))
+                        last = step == config.train.steps
+                        record.update(monitor.collect(wait=last))
+                        if monitor.due(step):
+                            # async: the evaluation overlaps the next steps (not after the last one)
+                            background = rollouts.runs_in_background and config.mode == "async" and not last
+                            record.update(monitor.evaluate(step, background=background))
+                        if live:
+                            live.observe(record)
+                        outputs.finish_step(step, record, trajectory_rows(groups, advantages), checkpoint)
+                        trained = step
+                    if notice.received:  # after the last step: its checkpoint stands; eval after waits
+                        raise RunPreempted
+                except RunPreempted:
+                    saved = save_on_notice(
+                        notice, rollouts, trained, rd, checkpoint, mirror, config.train.keep_checkpoints
+                    )
+                    raise RunPreempted(saved) from None
+                loop_s = metrics.loop_s()
+                trainer.close()  # other trainer ranks are done: the rest is rank 0's
+                after = outputs.eval_after()
+        finally:
+            if live:
+                live.close()
+            trainer.close()
+            rollouts.close()
     summary = outputs.finish_run(before, after, rollouts.summary(loop_s, config.train.steps - start.step))
     if mirror is not None:
         mirror.publish_run_files()

@@ -21,6 +21,7 @@ from posttrain.tasks.records import Task
 
 class InlineRollouts:
     runs_in_background = False
+    interrupt = None  # each step generates in one call: a notice waits for the step boundary
 
     def __init__(
         self, config: RunConfig, engine: InferenceEngine, tokenizer, draw_tasks: Callable[[int], list[Task]]
@@ -71,6 +72,9 @@ class InlineRollouts:
 
     def batch_metrics(self, batch: RolloutBatch, step_s: float) -> dict:
         return {}
+
+    def drain(self, until: float) -> None:
+        pass  # nothing runs between steps: each step generates in this thread
 
     def state_dict(self) -> None:
         return None

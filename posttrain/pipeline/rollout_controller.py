@@ -16,6 +16,7 @@ one step's: a long episode does not hold up the others). A group that went stale
 from __future__ import annotations
 
 import queue
+import threading
 import time
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ from posttrain.pipeline.engine_transport import EngineClient
 from posttrain.pipeline.experience_buffer import BufferedGroup, StalenessBuffer
 from posttrain.pipeline.rollout import sample_seed
 from posttrain.pipeline.rollout_job import RolloutJob, StreamSlot
+from posttrain.pipeline.shutdown_notice import RunPreempted
 from posttrain.scheduler import Executor, Job, JobResult
 from posttrain.tasks.domains import DomainMixture
 from posttrain.tasks.records import Task
@@ -129,12 +131,15 @@ class RolloutController:
 
     # ---- the trainer's side ----------------------------------------------------------------
 
-    def next_batch(self, trainer_version: int) -> list[BufferedGroup]:
+    def next_batch(self, trainer_version: int, interrupt: threading.Event | None = None) -> list[BufferedGroup]:
         """Block until `prompts_per_step` fresh groups are ready for the update of
-        `trainer_version`; regenerate stale ones meanwhile."""
+        `trainer_version`; regenerate stale ones meanwhile. `interrupt` set (a preemption
+        notice) ends the wait with RunPreempted, nothing taken from the buffer."""
         started = time.perf_counter()
         try:
             while True:
+                if interrupt is not None and interrupt.is_set():
+                    raise RunPreempted(f"the wait for the update of version {trainer_version} was interrupted")
                 self.collect(block=False)
                 batch, stale = self.buffer.take(self.plan.prompts_per_step, trainer_version)
                 for entry in stale:
@@ -168,6 +173,16 @@ class RolloutController:
                 result = self.executor.results.get_nowait()
             except queue.Empty:
                 return
+
+    def drain(self, until: float) -> None:
+        """Collect rollouts in flight into the buffer until none is left or time.monotonic()
+        reaches `until`; admits nothing new. Those still in flight (or failed) stay pending:
+        state_dict() records them to be generated again on resume."""
+        while self.pending and time.monotonic() < until:
+            try:
+                self.collect(block=True)
+            except PosttrainError:
+                return  # a slot that failed for good stays pending, to be redone
 
     def _on_result(self, result: JobResult) -> None:
         job: RolloutJob = result.job.payload

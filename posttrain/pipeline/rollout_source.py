@@ -13,6 +13,7 @@ and asynchronous at eta >= 1.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -33,6 +34,7 @@ class RolloutBatch:
 class RolloutSource(Protocol):
     engine: InferenceEngine  # what held-out evaluations run through
     runs_in_background: bool  # generation overlaps the rest of the step (see step_metrics.py)
+    interrupt: threading.Event | None  # set: a wait for a batch ends with RunPreempted
 
     def start(self, trained_through: int) -> None: ...
 
@@ -42,6 +44,10 @@ class RolloutSource(Protocol):
 
     def batch_metrics(self, batch: RolloutBatch, step_s: float) -> dict[str, Any]:
         """What this side adds to the step's metrics record."""
+        ...
+
+    def drain(self, until: float) -> None:
+        """On a preemption notice: let work in flight finish until time.monotonic() = `until`."""
         ...
 
     def state_dict(self) -> dict[str, Any] | None:

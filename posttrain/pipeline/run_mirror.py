@@ -12,7 +12,7 @@ from pathlib import Path
 
 from posttrain.errors import StorageError
 from posttrain.pipeline.run_dir import RunDir
-from posttrain.storage.artifact_store import ArtifactStore
+from posttrain.storage.artifact_store import MANIFEST, ArtifactStore
 
 
 class RunMirror:
@@ -26,6 +26,16 @@ class RunMirror:
         self.store.publish_checkpoint(step_dir, f"checkpoints/{step_dir.name}")
         for step in self.store.published_steps()[:-keep]:
             self.store.retire_checkpoint(f"checkpoints/step-{step}")
+
+    def publish_checkpoint_file(self, step_dir: Path, file: Path, keep: int) -> None:
+        """`file`, new in the checkpoint `step_dir`, after the run's files; the whole checkpoint
+        if it was never published (an earlier session stopped between writing and publishing)."""
+        relative = f"checkpoints/{step_dir.name}"
+        if not self.store.exists(f"{relative}/{MANIFEST}"):
+            self.publish_checkpoint(step_dir, keep)
+            return
+        self.publish_run_files()
+        self.store.add_to_checkpoint(file, relative)
 
     def publish_run_files(self) -> None:
         """Every top-level file of the run directory; a SQLite database as a consistent copy

@@ -6,6 +6,7 @@ what comes back (rollout_controller.py).
     next_batch(step)         the oldest fresh groups; stale ones are regenerated meanwhile
     publish(weights, v)      weights into the engine service (in-flight rollouts continue or
                              restart), then the slots that version v lets in are admitted
+    drain(until)             on a preemption notice: let rollouts in flight finish, up to a time
     state_dict()             buffered groups and the slots in flight (a resume re-queues those),
                              domain weights and worker count as `posttrain pipeline set` left them
 
@@ -15,6 +16,7 @@ Between steps it applies changes from control.json and keeps scheduler.json up t
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -78,6 +80,7 @@ class ScheduledRollouts:
         )
         self.stats_before = (saved or {}).get("scheduler_stats", {})  # counters of earlier sessions
         self._control: dict | None = None
+        self.interrupt: threading.Event | None = None  # a preemption notice: ends the wait for a batch
         _set_mixture_weights(mixture, self.weights)
 
         self.server = self.executor = self.status = None
@@ -133,7 +136,7 @@ class ScheduledRollouts:
         if self._control:
             self._apply_control(self._control)
         waited = self.controller.waited_s
-        entries = _training_order(self.controller.next_batch(step - 1))
+        entries = _training_order(self.controller.next_batch(step - 1, self.interrupt))
         waited = self.controller.waited_s - waited
         return ScheduledBatch(step, [e.group for e in entries], [e.group.task.id for e in entries], waited, entries)
 
@@ -186,6 +189,9 @@ class ScheduledRollouts:
             "scheduler/workers": status["target_workers"],
             **self.server.queue_gauges(),
         }
+
+    def drain(self, until: float) -> None:
+        self.controller.drain(until)
 
     def state_dict(self) -> dict:
         return {

@@ -35,20 +35,29 @@ class TrainingRun:
         return not self.resume and self.run_dir.root.is_dir() and any(self.run_dir.root.iterdir())
 
 
-def open_run(config_path: Path | None, out: Path, resume: bool, world_size: int | None = None) -> TrainingRun:
+def open_run(
+    config_path: Path | None,
+    out: Path,
+    resume: bool,
+    world_size: int | None = None,
+    storage_url: str | None = None,
+) -> TrainingRun:
     """The run's config, checked (the file, its keys and values, the model's directory) and the
     output directory checked (new, a failed start, or, with `resume`, a run). Writes nothing.
-    `world_size` (--nproc) replaces [train] world_size, for this session of a resumed run too."""
+    `world_size` (--nproc) replaces [train] world_size, for this session of a resumed run too;
+    `storage_url` (--out URL; `out` is then its working copy) sets [storage] url."""
     run_dir = RunDir(out)
     if resume:
         if not run_dir.config.is_file():
             raise PosttrainError(f"{out}: not a run directory (no config.toml) — nothing to resume")
         config = with_world_size(load_config(run_dir.config), world_size, run_dir.config)
+        config = with_storage_url(config, storage_url, run_dir.config)
         source_dir = Path(config_path).parent if config_path else Path.cwd()
         return TrainingRun(config, run_dir, source_dir, resume=True)
     if config_path is None:
         raise PosttrainError("give a config file: posttrain train CONFIG --out RUN_DIR")
     config = with_world_size(load_config(config_path), world_size, config_path)
+    config = with_storage_url(config, storage_url, config_path)
     local_model_dir(config.model.name)
     if out.exists() and not out.is_dir():
         raise PosttrainError(f"{out}: exists and is not a directory")
@@ -70,6 +79,15 @@ def with_world_size(config: RunConfig, world_size: int | None, path: Path) -> Ru
     data = config.model_dump(mode="json", exclude_none=True, by_alias=True)
     data["train"]["world_size"] = world_size
     return parse_config(data, f"{path} (with --nproc {world_size})")
+
+
+def with_storage_url(config: RunConfig, url: str | None, path: Path) -> RunConfig:
+    """`config` publishing to `url` (--out URL); a different [storage] url is refused."""
+    if url is None or (config.storage.url or "").rstrip("/") == url.rstrip("/"):
+        return config
+    if config.storage.url:
+        raise PosttrainError(f"{path}: [storage] url = {config.storage.url!r}, but --out is {url}; give only one")
+    return config.model_copy(update={"storage": config.storage.model_copy(update={"url": url})})
 
 
 def is_failed_start(out: Path) -> bool:
@@ -140,14 +158,19 @@ class CheckedRun:
 
 
 def check_run(
-    config_path: Path | None, out: Path, resume: bool, needs_sft: bool = False, world_size: int | None = None
+    config_path: Path | None,
+    out: Path,
+    resume: bool,
+    needs_sft: bool = False,
+    world_size: int | None = None,
+    storage_url: str | None = None,
 ) -> CheckedRun:
     """Everything `posttrain train` (or `posttrain sft`: `needs_sft`) can check before it loads a
     model: the config, the model's directory, the output directory and every domain's tasks.
-    Fast, and writes nothing. `world_size`: --nproc."""
+    Fast, and writes nothing. `world_size`: --nproc; `storage_url`: --out URL."""
     from posttrain.pipeline.build import build_mixture, build_sources
 
-    run = open_run(config_path, out, resume, world_size)
+    run = open_run(config_path, out, resume, world_size, storage_url)
     if run.config.storage.url:
         from posttrain.storage.artifact_store import ArtifactStore
 

@@ -6,14 +6,20 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import console, emit_json, fail
+from posttrain.console import console, emit_json, fail, line_printer
 from posttrain.errors import PosttrainError
 
 
 def inspect_command(
     path: Path = typer.Argument(..., help="A Harbor task directory, or a suite directory of them (tasks/terminal)."),
-    out: Path = typer.Option(
-        ..., "--out", "-o", help="Where report.json, report.md, report.html and quarantine.txt go."
+    out: str = typer.Option(
+        ...,
+        "--out",
+        "-o",
+        metavar="DIR|URL",
+        help="Where report.json, report.md, report.html and quarantine.txt go: a directory, or an fsspec URL "
+        "(s3://bucket/inspections/NAME: written in a working copy under $POSTTRAIN_CACHE/outputs/ and published "
+        "there when the command ends).",
     ),
     policy: str | None = typer.Option(
         None,
@@ -107,6 +113,9 @@ def inspect_command(
     from posttrain.quality.gate import run_inspection
     from posttrain.quality.inspector import InspectOptions, select_dirs, task_dirs
     from posttrain.quality.probes import PROBES
+    from posttrain.storage.directory_at_url import output_directory
+
+    say = line_printer(console)
 
     chosen = tuple(p.strip() for p in probes.split(",") if p.strip()) if probes else tuple(PROBES)
     unknown = [p for p in chosen if p not in PROBES]
@@ -150,10 +159,10 @@ def inspect_command(
             )
 
     try:
-        with progress:
+        with output_directory(out, fetch=False, say=say) as directory, progress:
             report = run_inspection(
                 path,
-                out,
+                directory,
                 options,
                 policy=policy,
                 samples=samples,

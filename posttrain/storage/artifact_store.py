@@ -4,7 +4,9 @@ here to resume it.
 
 Checkpoints are published whole or not at all: every file of checkpoints/step-N/ is uploaded
 first, its MANIFEST.json (each file's size) last, and readers only believe manifests, so a
-reader never sees half a checkpoint. Retiring an old checkpoint deletes its manifest first.
+reader never sees half a checkpoint. A file added to a published checkpoint later (a newer
+pipeline state on a preemption notice) is uploaded before the manifest that lists it. Retiring
+an old checkpoint deletes its manifest first.
 
 Credentials and endpoints come from the environment, as the storage's own client reads them:
 for S3 and S3-compatible servers AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_ENDPOINT_URL.
@@ -42,6 +44,16 @@ class ArtifactStore:
         local.parent.mkdir(parents=True, exist_ok=True)
         self.fs.get_file(self._path(relative), str(local))
 
+    def relative_files(self) -> list[str]:
+        """Every file under the URL, as paths relative to it (none when nothing is there)."""
+        self.fs.invalidate_cache()
+        try:
+            found = self.fs.find(self.root)
+        except FileNotFoundError:
+            return []
+        root = self.root.rstrip("/") + "/"
+        return sorted(path[len(root) :] for path in found if path.startswith(root))
+
     def exists(self, relative: str) -> bool:
         return self.fs.exists(self._path(relative))
 
@@ -53,8 +65,17 @@ class ArtifactStore:
         manifest = {file.relative_to(local).as_posix(): file.stat().st_size for file in files}
         self.fs.pipe_file(self._path(f"{relative}/{MANIFEST}"), json.dumps(manifest, indent=1).encode())
 
+    def add_to_checkpoint(self, local: Path, relative: str) -> None:
+        """Add the new file `local` to the published checkpoint `relative`: the file first, then
+        the manifest rewritten in one write. A reader sees the checkpoint before or after, whole."""
+        manifest = json.loads(self.fs.cat_file(self._path(f"{relative}/{MANIFEST}")))
+        self.put_file(local, f"{relative}/{local.name}")
+        manifest[local.name] = local.stat().st_size
+        self.fs.pipe_file(self._path(f"{relative}/{MANIFEST}"), json.dumps(manifest, indent=1).encode())
+
     def published_steps(self, checkpoints: str = "checkpoints") -> list[int]:
         """The steps whose checkpoint is complete (has its manifest), ascending."""
+        self.fs.invalidate_cache()  # another machine may have published since this process listed
         try:
             entries = self.fs.ls(self._path(checkpoints), detail=False)
         except FileNotFoundError:

@@ -2,8 +2,9 @@
 plus `trainer_state.pt` (optimizer, scheduler, RNG; a sharded trainer keeps its model and
 optimizer state in `shards/`: posttrain.train.sharded_checkpoint), `state.json` (step, data cursor,
 policy version) and, for runs driven by the rollout scheduler, `pipeline_state.pt` (buffered
-groups, rollouts in flight). Written to a temp dir, fsynced and renamed, so a kill never leaves
-a half checkpoint that looks complete."""
+groups, rollouts in flight; a preemption notice adds a newer pipeline_state-K.pt to the last
+checkpoint when the trainer has not moved since). Written to a temp dir, fsynced and renamed,
+so a kill never leaves a half checkpoint that looks complete."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import torch
 from posttrain.faults import fault_point
 
 _STEP_DIR = re.compile(r"^step-(\d+)$")
+_PIPELINE_STATE = re.compile(r"^pipeline_state(?:-(\d+))?\.pt$")
 
 
 def rng_state() -> dict[str, Any]:
@@ -89,8 +91,36 @@ def load_checkpoint_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def load_pipeline_state(path: Path) -> dict[str, Any] | None:
-    file = path / "pipeline_state.pt"
-    return torch.load(file, weights_only=False) if file.is_file() else None
+    """The newest of the checkpoint's pipeline states: pipeline_state.pt, or one saved later
+    at the same step (save_pipeline_state)."""
+    files = pipeline_state_files(path)
+    return torch.load(files[-1], weights_only=False) if files else None
+
+
+def pipeline_state_files(path: Path) -> list[Path]:
+    """pipeline_state.pt and pipeline_state-K.pt, oldest first."""
+    found = []
+    for child in path.glob("pipeline_state*.pt"):
+        match = _PIPELINE_STATE.match(child.name)
+        if match:
+            found.append((int(match.group(1) or 0), child))
+    return [child for _, child in sorted(found)]
+
+
+def save_pipeline_state(path: Path, pipeline_state: dict[str, Any]) -> Path:
+    """A newer pipeline state for the existing checkpoint `path` (the trainer has not moved
+    since it was written; the buffer and the rollouts in flight have): a new file,
+    pipeline_state-K.pt, written whole beside the others. Files already published never change."""
+    files = pipeline_state_files(path)
+    generation = 1 + (int(_PIPELINE_STATE.match(files[-1].name).group(1) or 0) if files else 0)
+    final = path / f"pipeline_state-{generation}.pt"
+    tmp = path / f".{final.name}.tmp"
+    torch.save(pipeline_state, tmp)
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, final)
+    _fsync_dir(path)
+    return final
 
 
 def clean_partial_checkpoints(checkpoints: Path) -> None:
