@@ -27,6 +27,17 @@ STEPS = 12
 NODE = {"num_cpus": 1, "object_store_memory": 80_000_000}
 
 
+def test_jobs_are_routed_round_robin_and_travel_by_name():
+    import pickle
+
+    from posttrain.pipeline.engine_replicas import ReplicaClient
+
+    client = ReplicaClient(["a-0", "a-1"], "ns")
+    assert [client.for_job(n).preferred for n in range(5)] == [0, 1, 0, 1, 0]
+    shipped = pickle.loads(pickle.dumps(client.for_job(3).with_cancel(lambda: False, RuntimeError)))
+    assert (shipped.names, shipped.namespace, shipped.preferred, shipped.served_by) == (["a-0", "a-1"], "ns", 1, "")
+
+
 def test_replicas_need_the_ray_executor():
     with pytest.raises(ValueError, match=r'engine.replicas = 2 needs scheduler.executor = "ray"'):
         RunConfig.model_validate(
