@@ -5,7 +5,7 @@ evaluation, live gauges); the rollouts go to the replicas.
     replicas = EngineReplicas(config.engine, config.model.name, weights, version, partial_rollouts)
     client = replicas.client()           # picklable; client.for_job(n) prefers replica n % N
     replicas.update_weights(named, v)    # ray.put once, every replica fetches it
-    replicas.versions                    # the version each replica generates with
+    replicas.versions                    # the version each replica holds (-1: waiting for a node)
 
 Routing is round robin by job: the controller numbers its jobs and job n prefers replica
 n % N. Every job is one task's group, so jobs are alike and counting them balances the load
@@ -100,7 +100,7 @@ class EngineReplicas:
         self.names = [f"posttrain-engine-{run}-{i}" for i in range(settings.replicas)]
         self.version = version
         self._weights = ray.put(_cpu_copy(weights))
-        self.versions = [version] * len(self.names)
+        self.versions = [-1] * len(self.names)
         self.replaced = 0
         self._actors: list = [None] * len(self.names)
         self._placed: list = [None] * len(self.names)  # ref of address() until it answered
@@ -115,6 +115,8 @@ class EngineReplicas:
                 f"offer replica_resources = {dict(settings.replica_resources)} and replica_cpus = "
                 f"{settings.replica_cpus} for each?"
             ) from None
+        self._placed = [None] * len(self.names)
+        self.versions = [version] * len(self.names)
 
     def client(self) -> ReplicaClient:
         return ReplicaClient(self.names, self.namespace)
@@ -131,9 +133,9 @@ class EngineReplicas:
         for index, actor in enumerate(self._actors):
             if not self._ready(index):
                 continue
-            if named_tensors is None:
+            if named_tensors is None and self.versions[index] >= 0:
                 calls[index] = actor.set_version.remote(version)
-            else:
+            else:  # a replacement just placed may have started on older weights than the newest
                 calls[index] = actor.update_weights.remote(self._weights, version)
         for index, ref in calls.items():
             try:
@@ -191,7 +193,7 @@ class EngineReplicas:
             return
         self._actors[index] = actor
         self._placed[index] = actor.address.remote()
-        self.versions[index] = self.version
+        self.versions[index] = -1
 
     def close(self) -> None:
         import ray
