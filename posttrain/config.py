@@ -102,11 +102,28 @@ class EngineConfig(_Strict):
         description="builtin: speculative decoding with n-gram drafts (lossless: the same tokens for greedy, the "
         "same distribution for sampling, the trainer's logprobs to the bit); off for steps where it would not pay",
     )
+    replicas: int = Field(
+        0,
+        ge=0,
+        description="rollouts on this many builtin-engine replicas, each a Ray actor serving workers over TCP "
+        '(needs scheduler.executor = "ray"); 0: the one engine in the driver',
+    )
+    replica_resources: dict[str, float] = Field(
+        default_factory=dict,
+        description="custom Ray resources each replica reserves (e.g. {engine = 1}): replicas go only to nodes "
+        "started with them, and a lost one's replacement waits for one with room",
+    )
+    replica_cpus: float = Field(1.0, ge=0, description="CPUs each engine replica actor reserves")
 
     @model_validator(mode="after")
     def _speculative_needs_builtin(self) -> EngineConfig:
         if self.speculative and self.backend != "builtin":
             raise ValueError(f"speculative = true needs backend = 'builtin', not {self.backend!r}")
+        if self.replicas and self.backend != "builtin":
+            raise ValueError(f"replicas need backend = 'builtin', not {self.backend!r}")
+        bad = [name for name, amount in self.replica_resources.items() if amount <= 0]
+        if bad:
+            raise ValueError(f"replica_resources: each amount must be > 0 (got {', '.join(bad)})")
         return self
 
 
@@ -635,6 +652,10 @@ def _check_pipeline(config: RunConfig) -> None:
         raise ValueError(
             'mode = "async" trains on samples from older policies: it needs the importance '
             "correction against the engine's logprobs, algorithm.tis_cap (e.g. 2.0)"
+        )
+    if config.engine.replicas and config.scheduler.executor != "ray":
+        raise ValueError(
+            f'engine.replicas = {config.engine.replicas} needs scheduler.executor = "ray" (replicas are Ray actors)'
         )
     if config.engine.backend != "hf":
         return

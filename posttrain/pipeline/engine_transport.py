@@ -151,6 +151,10 @@ class EngineClient:
         self.version = 0
         self._local = threading.local()
 
+    def for_job(self, number: int) -> EngineClient:
+        """The client job `number` uses: one service, so this one (replicas route here)."""
+        return self
+
     def with_cancel(self, cancelled, on_cancel) -> EngineClient:
         client = EngineClient(self.address, self.authkey, cancelled, on_cancel)
         client._local = self._local  # share this thread's connection

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from posttrain.engine.interface import SamplingParams
 from posttrain.errors import PosttrainError
+from posttrain.pipeline.engine_replicas import ReplicaClient
 from posttrain.pipeline.engine_transport import EngineClient
 from posttrain.pipeline.experience_buffer import BufferedGroup, StalenessBuffer
 from posttrain.pipeline.rollout import sample_seed
@@ -64,7 +65,7 @@ class RolloutController:
         plan: RolloutPlan,
         mixture: DomainMixture,
         executor: Executor,
-        engine: EngineClient,
+        engine: EngineClient | ReplicaClient,
         max_staleness: int,
         last_step: int,
     ) -> None:
@@ -80,6 +81,8 @@ class RolloutController:
         self.pending: dict[str, str] = {}  # slot -> id of its job in the scheduler (in flight)
         self._generations: dict[str, int] = {}
         self.placements: dict[str, str] = {}  # slot -> where its group was generated ("HOST/PID", Ray: "NODE/PID")
+        self.engines: dict[str, str] = {}  # slot -> the engine replica that generated it ("INDEX@NODE")
+        self._jobs_made = 0
         self.counters = ControllerCounters()
         self.waited_s = 0.0
 
@@ -116,11 +119,15 @@ class RolloutController:
             stream=stream,
             params=self.plan.params,
             seed=seed,
-            engine=self.engine,
+            engine=self._next_engine(),
             tokenizer=self.plan.tokenizer,
             system_prompt=self.plan.system_prompt,
             agent=self.plan.agent,
         )
+
+    def _next_engine(self) -> EngineClient | ReplicaClient:
+        self._jobs_made += 1
+        return self.engine.for_job(self._jobs_made - 1)
 
     def _submit(self, job: RolloutJob, priority: int) -> None:
         key = job.stream.key
@@ -197,6 +204,8 @@ class RolloutController:
             )
         del self.pending[key]
         self.placements[key] = result.where
+        if getattr(result.value, "served_by", ""):
+            self.engines[key] = result.value.served_by
         self.buffer.put(key, (job.stream.step, job.stream.slot), result.value)
 
     # ---- state for a lossless resume ---------------------------------------------------------

@@ -14,6 +14,7 @@ from functools import lru_cache
 from posttrain.agent.loop import AgentConfig
 from posttrain.engine.interface import SamplingParams
 from posttrain.faults import fault_point
+from posttrain.pipeline.engine_replicas import ReplicaClient
 from posttrain.pipeline.engine_transport import EngineClient
 from posttrain.pipeline.rollout import generate_groups
 from posttrain.pipeline.terminal_rollout import run_terminal_groups
@@ -50,7 +51,7 @@ class RolloutJob:
     stream: StreamSlot
     params: SamplingParams  # n = group size
     seed: int
-    engine: EngineClient
+    engine: EngineClient | ReplicaClient
     tokenizer: str  # model spec the tokenizer comes from
     system_prompt: str | None = None
     agent: AgentConfig | None = None
@@ -84,5 +85,6 @@ def run_rollout_job(job: RolloutJob, ctx: JobContext):
         (group,) = generate_groups(
             engine, tokenizer, [job.task], job.params, job.system_prompt, seed_for_slot=lambda _: job.seed
         )
+    group.served_by = getattr(engine, "served_by", "")
     fault_point("rollout_job")
     return group

@@ -28,6 +28,7 @@ import torch
 from posttrain.config import RunConfig
 from posttrain.engine.interface import InferenceEngine
 from posttrain.pipeline.control import ControlWatcher, StatusWriter
+from posttrain.pipeline.engine_replicas import EngineReplicas
 from posttrain.pipeline.engine_service import EngineServer
 from posttrain.pipeline.experience_buffer import BufferedGroup, group_versions, version_gap
 from posttrain.pipeline.rollout_controller import RolloutController, RolloutPlan
@@ -83,7 +84,7 @@ class ScheduledRollouts:
         self.interrupt: threading.Event | None = None  # a preemption notice: ends the wait for a batch
         _set_mixture_weights(mixture, self.weights)
 
-        self.server = self.executor = self.status = None
+        self.server = self.executor = self.status = self.replicas = None
         try:
             self.server = EngineServer(
                 engine, partial_rollouts=config.async_.partial_rollouts, host=_service_host(config)
@@ -101,6 +102,14 @@ class ScheduledRollouts:
                 preemption=sched.preemption,
                 elastic=self.elastic,
             )
+            if config.engine.replicas:
+                self.replicas = EngineReplicas(
+                    config.engine,
+                    config.model.name,
+                    engine.model.named_parameters(),
+                    engine.version,
+                    config.async_.partial_rollouts,
+                )
             plan = RolloutPlan(
                 sampling_params(config),
                 config.seed,
@@ -110,7 +119,12 @@ class ScheduledRollouts:
                 config.agent,
             )
             self.controller = RolloutController(
-                plan, mixture, self.executor, self.server.client(), self.eta, config.train.steps
+                plan,
+                mixture,
+                self.executor,
+                self.replicas.client() if self.replicas else self.server.client(),
+                self.eta,
+                config.train.steps,
             )
             if saved is not None:
                 self.controller.load_state_dict(saved["controller"])
@@ -141,10 +155,14 @@ class ScheduledRollouts:
         return ScheduledBatch(step, [e.group for e in entries], [e.group.task.id for e in entries], waited, entries)
 
     def publish(self, named_params: Iterable[tuple[str, torch.Tensor]] | None, version: int) -> None:
+        if self.replicas is not None and named_params is not None:
+            named_params = list(named_params)  # read twice: the driver's engine and the replicas
         if named_params is None:
             self.server.set_version(version)
         else:
             self.server.update_weights(named_params, version=version)
+        if self.replicas is not None:
+            self.replicas.update_weights(named_params, version)
         self.controller.admit(version)
 
     def batch_metrics(self, batch: ScheduledBatch, step_s: float) -> dict:
@@ -173,6 +191,10 @@ class ScheduledRollouts:
             "domain_weights": dict(self.weights),
             **failure_counts(batch.groups),
         }
+        if self.replicas is not None:
+            record["rollout_engines"] = [controller.engines.pop(e.key, "") for e in batch.entries]
+            record["engine_replica_versions"] = list(self.replicas.versions)
+            record["engine_replicas_replaced"] = self.replicas.replaced
         if self._control:
             record["control_revision"] = self._control.get("revision")
         return record
@@ -213,6 +235,11 @@ class ScheduledRollouts:
                 "steps_this_session": steps_this_session,
                 "scheduler": self._scheduler_totals(),
                 "controller": self.controller.counters.to_dict(),
+                **(
+                    {"engine_replicas": len(self.replicas.names), "engine_replicas_replaced": self.replicas.replaced}
+                    if self.replicas
+                    else {}
+                ),
             }
         }
 
@@ -220,6 +247,7 @@ class ScheduledRollouts:
         for close in (
             self.status and self.status.close,
             self.executor and self.executor.shutdown,
+            self.replicas and self.replicas.close,
             self.server and self.server.close,
         ):
             if close:

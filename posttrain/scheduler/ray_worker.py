@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import Any
 
 from posttrain.scheduler.job import Job, JobContext, JobFunction
@@ -51,6 +52,25 @@ def _import_path() -> list[str]:
     return [os.path.abspath(p or os.getcwd()) for p in sys.path if not p or os.path.isdir(p or ".")]
 
 
+class _WorkerMetrics:
+    """What this worker did, exported by its node's own Ray metrics exporter (`ray start
+    --metrics-export-port`): jobs done by outcome, and their seconds."""
+
+    def __init__(self) -> None:
+        from ray.util.metrics import Counter, Histogram
+
+        self.jobs = Counter("posttrain_worker_jobs", "jobs run by this worker, by outcome", tag_keys=("outcome",))
+        self.seconds = Histogram(
+            "posttrain_worker_job_seconds",
+            "wall time of one job (a rollout: a task's group, with its verifier)",
+            boundaries=[0.1, 0.3, 1, 3, 10, 30, 100, 300],
+        )
+
+    def record(self, outcome: str, seconds: float) -> None:
+        self.jobs.inc(1, tags={"outcome": outcome})
+        self.seconds.observe(seconds)
+
+
 class _JobActor:
     """The actor body (wrapped with ray.remote on first use, so importing this module does not
     import ray)."""
@@ -59,6 +79,7 @@ class _JobActor:
         self.fn = fn
         self.name = name
         self._cancel = threading.Event()
+        self._metrics = _WorkerMetrics()
 
     def where(self) -> tuple[int, str]:
         import ray
@@ -67,30 +88,34 @@ class _JobActor:
 
     def run(self, job_id: str, attempt: int, payload: Any) -> tuple[str, Any, str | None]:
         self._cancel.clear()
+        started = time.monotonic()
         outcome = run_job(self.fn, payload, JobContext(job_id, attempt, self.name, self._cancel.is_set))
+        self._metrics.record(outcome.kind, time.monotonic() - started)
         return outcome.kind, outcome.value, outcome.error
 
     def cancel(self) -> None:
         self._cancel.set()
 
 
-_ACTOR_CLASS = None
+_REMOTE_CLASSES: dict[type, Any] = {}
 
 
-def _actor_class():
-    global _ACTOR_CLASS
-    if _ACTOR_CLASS is None:
+def remote_class(cls: type) -> Any:
+    """`cls` as a Ray actor class of two threads (a second call, a cancel or a question, is
+    answered while the first runs), never restarted: wrapped on first use, so importing a
+    module that defines an actor body does not import ray."""
+    if cls not in _REMOTE_CLASSES:
         import ray
 
-        _ACTOR_CLASS = ray.remote(max_concurrency=2, max_restarts=0)(_JobActor)
-    return _ACTOR_CLASS
+        _REMOTE_CLASSES[cls] = ray.remote(max_concurrency=2, max_restarts=0)(cls)
+    return _REMOTE_CLASSES[cls]
 
 
 class RayWorker:
     def __init__(self, name: str, fn: JobFunction, num_cpus: float, resources: dict[str, float] | None = None) -> None:
         self.name = name
         options = {"num_cpus": num_cpus, "name": None, **({"resources": resources} if resources else {})}
-        self._actor = _actor_class().options(**options).remote(fn, name)
+        self._actor = remote_class(_JobActor).options(**options).remote(fn, name)
         self._placed = self._actor.where.remote()  # answers once Ray has placed and started the actor
         self._pid: int | None = None
         self.where = ""  # "NODE_ID/PID" once placed

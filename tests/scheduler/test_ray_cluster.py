@@ -10,13 +10,12 @@ import json
 import shutil
 import tempfile
 import threading
-import time
 from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tests.scheduler.ray_nodes import FAST_HEALTH_CHECK, RayNode
+from tests.scheduler.ray_nodes import FAST_HEALTH_CHECK, RayNode, connect, wait_for
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
 
@@ -26,27 +25,6 @@ NODE = {"num_cpus": 1, "object_store_memory": 80_000_000}
 
 def nodes_with(resource: str) -> list[str]:
     return [n["NodeID"] for n in ray.nodes() if n["Alive"] and resource in n["Resources"]]
-
-
-def wait_for(condition, what: str, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"{what} within {timeout} s"
-        time.sleep(0.3)
-
-
-def connect(port: int, monkeypatch) -> None:
-    """`address = "auto"` finds the cluster through RAY_ADDRESS, as on a cluster's own nodes."""
-    from posttrain.scheduler.ray_worker import ensure_ray
-
-    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            return ensure_ray("auto")
-        except ConnectionError:  # the head's GCS takes a few seconds to come up
-            assert time.monotonic() < deadline, "the Ray head did not come up in 90 s"
-            time.sleep(1)
 
 
 @pytest.mark.slow

@@ -1,0 +1,165 @@
+"""Engine replicas as Ray actors on a real 2-node Ray cluster on this machine: a head (the
+driver's node, no resources for rollouts or engines) and a worker node offering both. An async
+run with two replicas trains to the end, both replicas serve rollouts, every rollout carries a
+version the trainer had published (within the staleness bound), and the engine/trainer logprob
+agreement is that of the one-engine run. One replica's process is killed after step 1: it is
+replaced (the replacement takes the newest weights and serves again), and the run trains every
+stream slot once."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import threading
+import time
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from posttrain.config import RunConfig
+from tests.scheduler.ray_nodes import RayNode, connect, free_port, wait_for
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
+
+STEPS = 12
+NODE = {"num_cpus": 1, "object_store_memory": 80_000_000}
+
+
+def test_jobs_are_routed_round_robin_and_travel_by_name():
+    import pickle
+
+    from posttrain.pipeline.engine_replicas import ReplicaClient
+
+    client = ReplicaClient(["a-0", "a-1"], "ns")
+    assert [client.for_job(n).preferred for n in range(5)] == [0, 1, 0, 1, 0]
+    shipped = pickle.loads(pickle.dumps(client.for_job(3).with_cancel(lambda: False, RuntimeError)))
+    assert (shipped.names, shipped.namespace, shipped.preferred, shipped.served_by) == (["a-0", "a-1"], "ns", 1, "")
+
+
+def test_replicas_need_the_ray_executor():
+    with pytest.raises(ValueError, match=r'engine.replicas = 2 needs scheduler.executor = "ray"'):
+        RunConfig.model_validate(
+            {
+                "model": {"name": "tiny-llama"},
+                "domains": [{"name": "a", "source": "x.jsonl"}],
+                "engine": {"replicas": 2},
+            }
+        )
+
+
+@pytest.mark.slow
+def test_an_async_run_on_two_engine_replicas(tmp_path, tiny_config, monkeypatch):
+    from posttrain.pipeline.bench import rollout_with_environment_time, train_one
+
+    temp = Path(tempfile.mkdtemp(prefix="ptrep-", dir="/tmp"))
+    head = RayNode(temp, include_dashboard="false", **NODE)
+    nodes = [head]
+    out = tmp_path / "run"
+    try:
+        connect(head.port, monkeypatch)
+        metrics_port = free_port()
+        nodes.append(
+            RayNode(
+                temp,
+                head=head.port,
+                resources={"rollout": 2, "engine": 2},
+                env={"RAY_metrics_report_interval_ms": "1000"},
+                metrics_export_port=metrics_port,
+                **NODE,
+            )
+        )
+        wait_for(lambda: any("engine" in n["Resources"] for n in ray.nodes() if n["Alive"]), "the worker node joins")
+        engine_node = next(n["NodeID"] for n in ray.nodes() if n["Alive"] and "engine" in n["Resources"])
+        config = tiny_config(steps=STEPS, checkpoint_every=STEPS)
+        config.write_text(
+            config.read_text().replace("threads = 1\n", 'threads = 1\nmode = "async"\n')
+            + "\n[engine]\nreplicas = 2\nreplica_cpus = 0\nreplica_resources = { engine = 1 }\n"
+            + '\n[scheduler]\nexecutor = "ray"\naddress = "auto"\nworkers = 2\ncpus_per_worker = 0\n'
+            + "worker_resources = { rollout = 1 }\nbackoff_s = 0.1\n"
+        )
+        metrics = out / "metrics.jsonl"
+
+        back: dict = {}
+
+        def steps_done() -> int:
+            return len(metrics.read_text().splitlines()) if metrics.is_file() else 0
+
+        def kill_replica_0_and_wait_for_its_replacement():
+            wait_for(lambda: steps_done() >= 1, "one step")
+            (name,) = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].endswith("-0")]
+            namespace = ray.get_runtime_context().namespace
+            replica = ray.get_actor(name, namespace=namespace)
+            old = ray.get(replica.address.remote())
+            ray.kill(replica, no_restart=True)
+            killed = time.monotonic()
+
+            def replaced() -> bool:
+                try:
+                    return ray.get(ray.get_actor(name, namespace=namespace).address.remote(), timeout=1) != old
+                except (ValueError, ray.exceptions.RayError):
+                    return False
+
+            wait_for(replaced, "a replacement answers")
+            back.update(step=steps_done(), after_s=time.monotonic() - killed)
+
+        chaos = threading.Thread(target=kill_replica_0_and_wait_for_its_replacement, daemon=True)
+        chaos.start()
+        # each rollout also waits 1 s, as an episode waits on its sandbox: the run outlives the replacement's start
+        summary = train_one(config, out, partial(rollout_with_environment_time, median_s=1.0, sigma=0.0))
+        chaos.join(timeout=60)
+        exported = _scrape_until(metrics_port, "posttrain_worker_jobs")
+    finally:
+        ray.shutdown()
+        for node in reversed(nodes):
+            node.stop()
+        shutil.rmtree(temp, ignore_errors=True)
+
+    assert summary["steps"] == STEPS and summary["pipeline"]["scheduler"]["failed"] == 0
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    trained = sorted(slot for r in records for slot in r["stream_slots"])
+    assert trained == sorted(f"{step}:{slot}" for step in range(1, STEPS + 1) for slot in range(3)), trained
+    assert records[-1]["engine_replicas_replaced"] == 1, records[-1]
+    served = [engine for r in records for engine in r["rollout_engines"]]
+    assert len(served) == STEPS * 3
+    assert {s.split("@")[0] for s in served} == {"0", "1"}, served  # both replicas generated rollouts
+    assert all(s.split("@")[1] == engine_node for s in served), served  # on the node that offers them
+    eta = records[0]["max_staleness"]
+    for r in records:
+        if r["engine_replicas_replaced"] == 0 or r is records[-1]:  # a replacement catches up once placed
+            assert r["engine_replica_versions"] == [r["step"]] * 2, r  # every replica holds what was published
+        assert 0 <= r["staleness_max"] <= eta, r  # generated by a version the trainer had published
+    # the replacement serves the jobs admitted after it answered (2 + eta steps later at most)
+    assert back and back["step"] <= STEPS - 4, back
+    late = [s for r in records if r["step"] > back["step"] + 2 + eta for s in r["rollout_engines"]]
+    assert any(s.startswith("0@") for s in late), (back, late)
+    rows = _stored_versions(out)
+    assert rows and all(0 <= version < step for step, version in rows), rows
+    # gap-0 samples: a replica's logprobs are the trainer's, as the driver's engine gives them
+    # the rollout workers' own metrics, on their node's Ray exporter
+    assert "posttrain_worker_jobs" in exported and "posttrain_worker_job_seconds" in exported, exported[-2000:]
+    fresh = [r["logprob_mismatch_max"] for r in records if r["staleness_max"] == 0 and "logprob_mismatch_max" in r]
+    assert fresh and max(fresh) < 1e-4, fresh
+
+
+def _stored_versions(run_dir: Path) -> list[tuple[int, int]]:
+    import sqlite3
+
+    with sqlite3.connect(run_dir / "trajectories.sqlite") as db:
+        return db.execute("SELECT step, policy_version FROM trajectories WHERE phase = 'train'").fetchall()
+
+
+def _scrape_until(port: int, name: str, timeout: float = 20.0) -> str:
+    import urllib.request
+
+    deadline, text = time.monotonic() + timeout, ""
+    while time.monotonic() < deadline:
+        try:
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+        except OSError:
+            text = ""
+        if name in text:
+            break
+        time.sleep(1)
+    return text
