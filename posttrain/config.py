@@ -106,7 +106,8 @@ class EngineConfig(_Strict):
         0,
         ge=0,
         description="rollouts on this many builtin-engine replicas, each a Ray actor serving workers over TCP "
-        '(needs scheduler.executor = "ray"); 0: the one engine in the driver',
+        '(needs scheduler.executor = "ray"); a fixed number, or where min_replicas/max_replicas start; '
+        "0: the one engine in the driver",
     )
     replica_resources: dict[str, float] = Field(
         default_factory=dict,
@@ -114,17 +115,43 @@ class EngineConfig(_Strict):
         "started with them, and a lost one's replacement waits for one with room",
     )
     replica_cpus: float = Field(1.0, ge=0, description="CPUs each engine replica actor reserves")
+    min_replicas: int | None = Field(
+        None,
+        ge=1,
+        description="elastic replicas: the fewest engine replicas; with max_replicas their number follows the "
+        "rollout work queue (grows when it is long for the replicas' jobs_per_replica, lets replicas unneeded "
+        "for scheduler.idle_timeout_s go); replicas, if set, is where it starts",
+    )
+    max_replicas: int | None = Field(None, ge=1, description="elastic replicas: the most engine replicas")
+    jobs_per_replica: int = Field(
+        4, ge=1, description="elastic replicas: rollout jobs (waiting + running) one replica is sized for"
+    )
 
     @model_validator(mode="after")
     def _speculative_needs_builtin(self) -> EngineConfig:
         if self.speculative and self.backend != "builtin":
             raise ValueError(f"speculative = true needs backend = 'builtin', not {self.backend!r}")
-        if self.replicas and self.backend != "builtin":
+        if self.replica_start and self.backend != "builtin":
             raise ValueError(f"replicas need backend = 'builtin', not {self.backend!r}")
+        if (self.min_replicas is None) != (self.max_replicas is None):
+            raise ValueError("min_replicas and max_replicas go together (elastic replicas need both bounds)")
+        if self.min_replicas is not None:
+            if self.min_replicas > self.max_replicas:
+                raise ValueError(f"min_replicas ({self.min_replicas}) is more than max_replicas ({self.max_replicas})")
+            if self.replicas and not self.min_replicas <= self.replicas <= self.max_replicas:
+                raise ValueError(
+                    f"replicas ({self.replicas}) must lie between min_replicas ({self.min_replicas}) "
+                    f"and max_replicas ({self.max_replicas})"
+                )
         bad = [name for name, amount in self.replica_resources.items() if amount <= 0]
         if bad:
             raise ValueError(f"replica_resources: each amount must be > 0 (got {', '.join(bad)})")
         return self
+
+    @property
+    def replica_start(self) -> int:
+        """The replicas the run starts with (0: the one engine in the driver)."""
+        return self.replicas or self.min_replicas or 0
 
 
 class DomainConfig(_Strict):
@@ -653,9 +680,10 @@ def _check_pipeline(config: RunConfig) -> None:
             'mode = "async" trains on samples from older policies: it needs the importance '
             "correction against the engine's logprobs, algorithm.tis_cap (e.g. 2.0)"
         )
-    if config.engine.replicas and config.scheduler.executor != "ray":
+    if config.engine.replica_start and config.scheduler.executor != "ray":
+        key = "replicas" if config.engine.replicas else "min_replicas"
         raise ValueError(
-            f'engine.replicas = {config.engine.replicas} needs scheduler.executor = "ray" (replicas are Ray actors)'
+            f'engine.{key} = {config.engine.replica_start} needs scheduler.executor = "ray" (replicas are Ray actors)'
         )
     if config.engine.backend != "hf":
         return

@@ -6,6 +6,7 @@ evaluation, live gauges); the rollouts go to the replicas.
     client = replicas.client()           # picklable; client.for_job(n) prefers replica n % N
     replicas.update_weights(named, v)    # ray.put once, every replica fetches it
     replicas.versions                    # the version each replica holds (-1: waiting for a node)
+    replicas.resize(jobs)                # elastic: follow the work queue between min and max
 
 Routing is round robin by job: the controller numbers its jobs and job n prefers replica
 n % N. Every job is one task's group, so jobs are alike and counting them balances the load
@@ -21,12 +22,19 @@ updates) only produces staler groups, which the buffer regenerates if they excee
 A replica that dies is replaced at the next weight update: the replacement reserves the same
 resources, so Ray places it when a node with room is there, and it starts on the newest
 weights (the object ref of the latest update).
+
+Elastic replicas ([engine] min_replicas/max_replicas): at each weight update `resize(jobs)`
+sizes the pool to the work queue (replica_sizing.py). A grown replica starts as a replacement
+does, and takes jobs once placed; a retired one leaves the routing at once and is killed once
+it has no call in flight (a call that raced the routing change falls over to another replica,
+or fails and its job is retried).
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 import uuid
 from collections.abc import Iterable
 
@@ -37,6 +45,7 @@ from posttrain.engine.interface import Completion, GenerationRequest
 from posttrain.errors import PosttrainError
 from posttrain.pipeline.engine_loop import EngineError
 from posttrain.pipeline.engine_transport import EngineClient
+from posttrain.pipeline.replica_sizing import ReplicaSizer
 from posttrain.scheduler.ray_worker import remote_class
 
 RESOLVE_TIMEOUT_S = 5.0  # a replica that has not answered by then is taken for lost
@@ -75,12 +84,21 @@ class EngineReplica:
         self.server.set_version(version)
         return version
 
+    def calls_in_flight(self) -> int:
+        gauges = self.server.queue_gauges()
+        return gauges["engine_calls_waiting"] + gauges["engine_calls_running"]
+
     def close(self) -> None:
         self.server.close()
 
 
 class EngineReplicas:
-    """The driver's side: starts the replicas, sends them weights, replaces the dead."""
+    """The driver's side: starts the replicas, sends them weights, replaces the dead, and with
+    [engine] min_replicas/max_replicas grows and retires them as the work queue asks.
+
+    Replicas live in slots (max_replicas of them, or `replicas`), each with a fixed actor name.
+    A slot is in the pool (placed or being placed), retiring (out of the routing, killed once it
+    has no call in flight), or off. Routing lists the placed replicas of the pool only."""
 
     def __init__(
         self,
@@ -89,37 +107,54 @@ class EngineReplicas:
         weights: Iterable[tuple[str, torch.Tensor]],
         version: int,
         partial_rollouts: str,
+        sizer: ReplicaSizer | None = None,
     ) -> None:
         import ray
 
         self.settings = settings
         self.model_spec = model_spec
         self.partial_rollouts = partial_rollouts
+        self.sizer = sizer
         self.namespace = ray.get_runtime_context().namespace
         run = uuid.uuid4().hex[:8]
-        self.names = [f"posttrain-engine-{run}-{i}" for i in range(settings.replicas)]
+        slots = settings.max_replicas or settings.replicas
+        self.names = [f"posttrain-engine-{run}-{i}" for i in range(slots)]
         self.version = version
         self._weights = ray.put(_cpu_copy(weights))
-        self.versions = [-1] * len(self.names)
-        self.replaced = 0
-        self._actors: list = [None] * len(self.names)
-        self._placed: list = [None] * len(self.names)  # ref of address() until it answered
-        for index in range(len(self.names)):
+        self.versions = [-1] * slots
+        self.replaced = self.grown = self.retired = 0
+        self._actors: list = [None] * slots
+        self._placed: list = [None] * slots  # ref of address() until it answered
+        self.pool: set[int] = set(range(settings.replica_start))
+        self.retiring: set[int] = set()
+        self._client = ReplicaClient([], self.namespace)
+        for index in sorted(self.pool):
             self._start(index)
         try:  # the run starts with every replica up
             ray.get([ref for ref in self._placed if ref is not None], timeout=START_TIMEOUT_S)
         except ray.exceptions.GetTimeoutError:
             self.close()
             raise PosttrainError(
-                f"{len(self.names)} engine replicas were not all placed within {START_TIMEOUT_S:.0f} s: does a node "
+                f"{len(self.pool)} engine replicas were not all placed within {START_TIMEOUT_S:.0f} s: does a node "
                 f"offer replica_resources = {dict(settings.replica_resources)} and replica_cpus = "
                 f"{settings.replica_cpus} for each?"
             ) from None
-        self._placed = [None] * len(self.names)
-        self.versions = [version] * len(self.names)
+        self._placed = [None] * slots
+        for index in self.pool:
+            self.versions[index] = version
+        self._route()
+
+    @property
+    def count(self) -> int:
+        return len(self.pool)
+
+    @property
+    def pool_versions(self) -> list[int]:
+        return [self.versions[index] for index in sorted(self.pool)]
 
     def client(self) -> ReplicaClient:
-        return ReplicaClient(self.names, self.namespace)
+        """The controller's client: its routing follows the pool (for_job copies it per job)."""
+        return self._client
 
     def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]] | None, version: int) -> None:
         """The new weights (None: only the version moves) into every placed replica; a replica
@@ -130,9 +165,10 @@ class EngineReplicas:
             self._weights = ray.put(_cpu_copy(named_tensors))
         self.version = version
         calls = {}
-        for index, actor in enumerate(self._actors):
+        for index in sorted(self.pool):
             if not self._ready(index):
                 continue
+            actor = self._actors[index]
             if named_tensors is None and self.versions[index] >= 0:
                 calls[index] = actor.set_version.remote(version)
             else:  # a replacement just placed may have started on older weights than the newest
@@ -142,6 +178,54 @@ class EngineReplicas:
                 self.versions[index] = ray.get(ref)
             except ray.exceptions.RayActorError:
                 self._replace(index)
+        self._route()
+
+    def resize(self, jobs: int) -> None:
+        """Elastic replicas: follow the work queue (`jobs` waiting + running), then let the
+        retiring replicas that have no call left go."""
+        if self.sizer is not None:
+            target = self.sizer.target(self.count, jobs, time.monotonic())
+            while self.count < target:
+                self._grow()
+            while self.count > target:
+                index = max(self.pool)
+                self.pool.discard(index)
+                self.retiring.add(index)
+            self._route()
+        self._let_idle_retirees_go()
+
+    def _grow(self) -> None:
+        """A retiring replica back into the pool, else a new one on the newest weights."""
+        if self.retiring:
+            index = min(self.retiring)
+            self.retiring.discard(index)
+        else:
+            index = min(set(range(len(self.names))) - self.pool)
+            self._start(index)
+        self.pool.add(index)
+        self.grown += 1
+
+    def _let_idle_retirees_go(self) -> None:
+        import ray
+
+        for index in sorted(self.retiring):
+            actor = self._actors[index]
+            try:  # a call that raced the routing change fails over to another replica, or is retried
+                busy = actor is not None and ray.get(actor.calls_in_flight.remote(), timeout=RESOLVE_TIMEOUT_S)
+            except (ray.exceptions.RayError, ray.exceptions.GetTimeoutError):
+                busy = False  # dead or still being placed: nothing to wait for
+            if busy:
+                continue
+            self._kill(index)
+            self.retiring.discard(index)
+            self.versions[index] = -1
+            self.retired += 1
+
+    def _route(self) -> None:
+        """New jobs go to the placed replicas of the pool (to every one of it while none is placed:
+        a job then waits for one rather than fails)."""
+        placed = [i for i in sorted(self.pool) if self._actors[i] is not None and self._placed[i] is None]
+        self._client.names = [self.names[i] for i in placed or sorted(self.pool)]
 
     def _ready(self, index: int) -> bool:
         """Placed and answering; a dead one is replaced, a newly placed one brought up to date."""
@@ -165,15 +249,20 @@ class EngineReplicas:
         return True
 
     def _replace(self, index: int) -> None:
-        import ray
-
-        try:
-            ray.kill(self._actors[index], no_restart=True)
-        except Exception:  # noqa: BLE001 - already gone with its node
-            pass
-        self._actors[index] = None
+        self._kill(index)
         self.replaced += 1
         self._start(index)
+
+    def _kill(self, index: int) -> None:
+        import ray
+
+        if self._actors[index] is not None:
+            try:
+                ray.kill(self._actors[index], no_restart=True)
+            except Exception:  # noqa: BLE001 - already gone with its node
+                pass
+        self._actors[index] = None
+        self._placed[index] = None
 
     def _start(self, index: int) -> None:
         """A replica on the newest weights (not started while the dead one still holds its name)."""
@@ -196,15 +285,8 @@ class EngineReplicas:
         self.versions[index] = -1
 
     def close(self) -> None:
-        import ray
-
-        for actor in self._actors:
-            if actor is not None:
-                try:
-                    ray.kill(actor, no_restart=True)
-                except Exception:  # noqa: BLE001 - already gone
-                    pass
-        self._actors = [None] * len(self.names)
+        for index in range(len(self.names)):
+            self._kill(index)
 
 
 def _cpu_copy(named_tensors: Iterable[tuple[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
@@ -220,7 +302,7 @@ class ReplicaClient:
     """A rollout worker's handle on the replicas: `generate()` as any InferenceEngine, on the
     replica this job prefers or, if it is gone, the next live one. Picklable (names only: a
     replacement replica takes its predecessor's name, so a retried job finds it).
-    `served_by` is "INDEX@NODE" of the replica that answered the last call."""
+    `served_by` is "SLOT@NODE" of the replica that answered the last call."""
 
     def __init__(self, names: list[str], namespace: str | None, preferred: int = 0, cancel=(None, None)) -> None:
         self.names = list(names)
@@ -250,7 +332,7 @@ class ReplicaClient:
             with _CLIENTS_LOCK:
                 _CLIENTS.pop(self.names[index], None)  # resolve again next time: it may be a replacement
             raise EngineError(f"engine replica {index}: {exc}") from None
-        self.served_by = f"{index}@{node}"
+        self.served_by = f"{self.names[index].rsplit('-', 1)[1]}@{node}"  # the replica's slot
         self.version = max((c.version for c in completions), default=self.version)
         return completions
 

@@ -21,7 +21,7 @@ class RolloutGroup:
     rewards: list[Reward]
     # per completion, the trainer's (logprobs, entropies) of its tokens once it trained on it
     trainer_values: list[tuple[list[float], list[float] | None] | None] | None = None
-    served_by: str = ""  # the engine replica that generated it ("INDEX@NODE"), with [engine] replicas
+    served_by: str = ""  # the engine replica that generated it ("SLOT@NODE"), with [engine] replicas
 
     def train_samples(self, advantages: list[float]) -> list[TrainSample]:
         return [

@@ -81,7 +81,7 @@ class RolloutController:
         self.pending: dict[str, str] = {}  # slot -> id of its job in the scheduler (in flight)
         self._generations: dict[str, int] = {}
         self.placements: dict[str, str] = {}  # slot -> where its group was generated ("HOST/PID", Ray: "NODE/PID")
-        self.engines: dict[str, str] = {}  # slot -> the engine replica that generated it ("INDEX@NODE")
+        self.engines: dict[str, str] = {}  # slot -> the engine replica that generated it ("SLOT@NODE")
         self._jobs_made = 0
         self.counters = ControllerCounters()
         self.waited_s = 0.0

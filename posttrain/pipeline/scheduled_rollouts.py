@@ -31,6 +31,7 @@ from posttrain.pipeline.control import ControlWatcher, StatusWriter
 from posttrain.pipeline.engine_replicas import EngineReplicas
 from posttrain.pipeline.engine_service import EngineServer
 from posttrain.pipeline.experience_buffer import BufferedGroup, group_versions, version_gap
+from posttrain.pipeline.replica_sizing import ReplicaSizer
 from posttrain.pipeline.rollout_controller import RolloutController, RolloutPlan
 from posttrain.pipeline.rollout_source import RolloutBatch
 from posttrain.pipeline.step_scoring import sampling_params
@@ -102,13 +103,14 @@ class ScheduledRollouts:
                 preemption=sched.preemption,
                 elastic=self.elastic,
             )
-            if config.engine.replicas:
+            if config.engine.replica_start:
                 self.replicas = EngineReplicas(
                     config.engine,
                     config.model.name,
                     engine.model.named_parameters(),
                     engine.version,
                     config.async_.partial_rollouts,
+                    _replica_sizer(config),
                 )
             plan = RolloutPlan(
                 sampling_params(config),
@@ -143,6 +145,7 @@ class ScheduledRollouts:
     def start(self, trained_through: int) -> None:
         self.server.reset_usage()
         self.controller.admit(trained_through)
+        self._resize_replicas()
 
     def next_batch(self, step: int) -> ScheduledBatch:
         self.step = step
@@ -164,6 +167,12 @@ class ScheduledRollouts:
         if self.replicas is not None:
             self.replicas.update_weights(named_params, version)
         self.controller.admit(version)
+        self._resize_replicas()
+
+    def _resize_replicas(self) -> None:
+        if self.replicas is not None:
+            status = self.executor.status()
+            self.replicas.resize(status["queued"] + status["running"])
 
     def batch_metrics(self, batch: ScheduledBatch, step_s: float) -> dict:
         controller, usage = self.controller, self.server.reset_usage()
@@ -193,8 +202,8 @@ class ScheduledRollouts:
         }
         if self.replicas is not None:
             record["rollout_engines"] = [controller.engines.pop(e.key, "") for e in batch.entries]
-            record["engine_replica_versions"] = list(self.replicas.versions)
-            record["engine_replicas_replaced"] = self.replicas.replaced
+            record.update(self._replica_counts())
+            record["engine_replica_versions"] = self.replicas.pool_versions
         if self._control:
             record["control_revision"] = self._control.get("revision")
         return record
@@ -235,11 +244,7 @@ class ScheduledRollouts:
                 "steps_this_session": steps_this_session,
                 "scheduler": self._scheduler_totals(),
                 "controller": self.controller.counters.to_dict(),
-                **(
-                    {"engine_replicas": len(self.replicas.names), "engine_replicas_replaced": self.replicas.replaced}
-                    if self.replicas
-                    else {}
-                ),
+                **(self._replica_counts() if self.replicas else {}),
             }
         }
 
@@ -263,6 +268,14 @@ class ScheduledRollouts:
             "in_flight": self.controller.in_flight,
             "admitted_through": self.controller.admitted_through,
             "executor": self.executor.status(),
+        }
+
+    def _replica_counts(self) -> dict[str, int]:
+        return {
+            "engine_replicas": self.replicas.count,
+            "engine_replicas_grown": self.replicas.grown,
+            "engine_replicas_retired": self.replicas.retired,
+            "engine_replicas_replaced": self.replicas.replaced,
         }
 
     def _scheduler_totals(self) -> dict:
@@ -304,6 +317,15 @@ def _set_mixture_weights(mixture: DomainMixture, weights: dict[str, float]) -> N
     for name, weight in weights.items():
         if name in mixture.domains:
             mixture.domains[name].weight = weight
+
+
+def _replica_sizer(config: RunConfig) -> ReplicaSizer | None:
+    """Elastic replicas follow the work between their bounds, let go after the pool's idle timeout."""
+    engine = config.engine
+    if engine.max_replicas is None:
+        return None
+    bounds = ElasticBounds(engine.min_replicas, engine.max_replicas, config.scheduler.idle_timeout_s)
+    return ReplicaSizer(bounds, engine.jobs_per_replica)
 
 
 def _service_host(config: RunConfig) -> str | None:

@@ -23,7 +23,7 @@ class EpisodeGroup:
     # per episode, the trainer's (logprobs, entropies) on its first training sequence (the tokens
     # a stored row holds), once it trained on it
     trainer_values: list[tuple[list[float], list[float] | None] | None] | None = None
-    served_by: str = ""  # the engine replica that generated it ("INDEX@NODE"), with [engine] replicas
+    served_by: str = ""  # the engine replica that generated it ("SLOT@NODE"), with [engine] replicas
 
     @property
     def rewards(self) -> list[Reward]:

@@ -9,8 +9,6 @@ stream slot once."""
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 import threading
 import time
 from functools import partial
@@ -19,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from posttrain.config import RunConfig
-from tests.scheduler.ray_nodes import RayNode, connect, free_port, wait_for
+from tests.pipeline.replica_cluster import head_and_engine_node, replica_run_config
+from tests.scheduler.ray_nodes import free_port, wait_for
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
 
 STEPS = 12
-NODE = {"num_cpus": 1, "object_store_memory": 80_000_000}
 
 
 def test_jobs_are_routed_round_robin_and_travel_by_name():
@@ -53,32 +51,11 @@ def test_replicas_need_the_ray_executor():
 def test_an_async_run_on_two_engine_replicas(tmp_path, tiny_config, monkeypatch):
     from posttrain.pipeline.bench import rollout_with_environment_time, train_one
 
-    temp = Path(tempfile.mkdtemp(prefix="ptrep-", dir="/tmp"))
-    head = RayNode(temp, include_dashboard="false", **NODE)
-    nodes = [head]
     out = tmp_path / "run"
-    try:
-        connect(head.port, monkeypatch)
-        metrics_port = free_port()
-        nodes.append(
-            RayNode(
-                temp,
-                head=head.port,
-                resources={"rollout": 2, "engine": 2},
-                env={"RAY_metrics_report_interval_ms": "1000"},
-                metrics_export_port=metrics_port,
-                **NODE,
-            )
-        )
-        wait_for(lambda: any("engine" in n["Resources"] for n in ray.nodes() if n["Alive"]), "the worker node joins")
-        engine_node = next(n["NodeID"] for n in ray.nodes() if n["Alive"] and "engine" in n["Resources"])
-        config = tiny_config(steps=STEPS, checkpoint_every=STEPS)
-        config.write_text(
-            config.read_text().replace("threads = 1\n", 'threads = 1\nmode = "async"\n')
-            + "\n[engine]\nreplicas = 2\nreplica_cpus = 0\nreplica_resources = { engine = 1 }\n"
-            + '\n[scheduler]\nexecutor = "ray"\naddress = "auto"\nworkers = 2\ncpus_per_worker = 0\n'
-            + "worker_resources = { rollout = 1 }\nbackoff_s = 0.1\n"
-        )
+    metrics_port = free_port()
+    exporter = {"env": {"RAY_metrics_report_interval_ms": "1000"}, "metrics_export_port": metrics_port}
+    with head_and_engine_node(monkeypatch, **exporter) as engine_node:
+        config = replica_run_config(tiny_config, STEPS, engine="replicas = 2\n")
         metrics = out / "metrics.jsonl"
 
         back: dict = {}
@@ -110,11 +87,6 @@ def test_an_async_run_on_two_engine_replicas(tmp_path, tiny_config, monkeypatch)
         summary = train_one(config, out, partial(rollout_with_environment_time, median_s=1.0, sigma=0.0))
         chaos.join(timeout=60)
         exported = _scrape_until(metrics_port, "posttrain_worker_jobs")
-    finally:
-        ray.shutdown()
-        for node in reversed(nodes):
-            node.stop()
-        shutil.rmtree(temp, ignore_errors=True)
 
     assert summary["steps"] == STEPS and summary["pipeline"]["scheduler"]["failed"] == 0
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]

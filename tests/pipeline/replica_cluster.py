@@ -1,0 +1,46 @@
+"""What the engine-replica tests share: a real 2-node Ray cluster on this machine (the driver's
+head, with no resources for rollouts or engines, and a worker node offering both), and an async
+tiny-model run config whose rollouts and replicas go to that node."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.scheduler.ray_nodes import RayNode, connect, wait_for
+
+NODE = {"num_cpus": 1, "object_store_memory": 80_000_000}
+
+
+@contextmanager
+def head_and_engine_node(monkeypatch, **worker_node):
+    """Yields the worker node's Ray node id; stops both nodes (and the driver's Ray) after."""
+    import ray
+
+    temp = Path(tempfile.mkdtemp(prefix="ptrep-", dir="/tmp"))
+    head = RayNode(temp, include_dashboard="false", **NODE)
+    nodes = [head]
+    try:
+        connect(head.port, monkeypatch)
+        nodes.append(RayNode(temp, head=head.port, resources={"rollout": 2, "engine": 2}, **NODE, **worker_node))
+        wait_for(lambda: any("engine" in n["Resources"] for n in ray.nodes() if n["Alive"]), "the worker node joins")
+        yield next(n["NodeID"] for n in ray.nodes() if n["Alive"] and "engine" in n["Resources"])
+    finally:
+        ray.shutdown()
+        for node in reversed(nodes):
+            node.stop()
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def replica_run_config(tiny_config, steps: int, engine: str, scheduler: str = "") -> Path:
+    """An async run of `steps` steps; `engine`, `scheduler`: TOML lines added to those sections."""
+    config = tiny_config(steps=steps, checkpoint_every=steps)
+    config.write_text(
+        config.read_text().replace("threads = 1\n", 'threads = 1\nmode = "async"\n')
+        + f"\n[engine]\n{engine}replica_cpus = 0\nreplica_resources = {{ engine = 1 }}\n"
+        + '\n[scheduler]\nexecutor = "ray"\naddress = "auto"\nworkers = 2\ncpus_per_worker = 0\n'
+        + f"worker_resources = {{ rollout = 1 }}\nbackoff_s = 0.1\n{scheduler}"
+    )
+    return config

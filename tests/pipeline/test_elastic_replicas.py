@@ -1,0 +1,58 @@
+"""Elastic engine replicas on a real 2-node Ray cluster on this machine (a head, and a worker
+node offering 2 rollout workers and 2 engine replicas): the replicas start at min_replicas = 1,
+grow to 2 under a burst of long rollouts (the work queue longer than one replica's
+jobs_per_replica), serve rollouts, and go back to 1 once the queue stays short for the idle
+timeout; the run finishes and trains every stream slot once. (The size rule alone:
+test_replica_sizing.py; fixed replicas: test_engine_replicas.py.)"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.pipeline.burst_then_idle import BURST_STEPS, burst_then_idle
+from tests.pipeline.replica_cluster import head_and_engine_node, replica_run_config
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
+
+STEPS = 14
+
+
+def test_elastic_replicas_need_both_bounds_in_order():
+    from posttrain.config import EngineConfig
+
+    with pytest.raises(ValueError, match="min_replicas and max_replicas go together"):
+        EngineConfig(min_replicas=1)
+    with pytest.raises(ValueError, match=r"min_replicas \(3\) is more than max_replicas \(2\)"):
+        EngineConfig(min_replicas=3, max_replicas=2)
+    with pytest.raises(ValueError, match=r"replicas \(4\) must lie between min_replicas \(1\) and max_replicas \(2\)"):
+        EngineConfig(replicas=4, min_replicas=1, max_replicas=2)
+    assert EngineConfig(min_replicas=2, max_replicas=3).replica_start == 2
+    assert EngineConfig(replicas=3, min_replicas=2, max_replicas=4).replica_start == 3
+
+
+@pytest.mark.slow
+def test_a_burst_grows_the_replicas_and_idling_retires_them(tmp_path, tiny_config, monkeypatch):
+    from posttrain.pipeline.bench import train_one
+
+    out = tmp_path / "run"
+    with head_and_engine_node(monkeypatch):
+        engine = "min_replicas = 1\nmax_replicas = 2\njobs_per_replica = 4\n"
+        config = replica_run_config(tiny_config, STEPS, engine, scheduler="idle_timeout_s = 1.5\n")
+        summary = train_one(config, out, burst_then_idle)
+
+    assert summary["steps"] == STEPS and summary["pipeline"]["scheduler"]["failed"] == 0
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    trained = sorted(slot for r in records for slot in r["stream_slots"])
+    assert trained == sorted(f"{step}:{slot}" for step in range(1, STEPS + 1) for slot in range(3)), trained
+    counts = [r["engine_replicas"] for r in records]
+    burst = counts[:BURST_STEPS]
+    assert max(burst) == 2, counts  # the burst grew the pool from its minimum
+    assert counts[-1] == 1, counts  # the short queue let the second replica go
+    last = records[-1]
+    assert last["engine_replicas_grown"] >= 1 and last["engine_replicas_retired"] >= 1, last
+    assert last["engine_replicas_replaced"] == 0, last
+    assert len(last["engine_replica_versions"]) == 1, last
+    served = {s.split("@")[0] for r in records for s in r["rollout_engines"]}
+    assert served == {"0", "1"}, served  # the grown replica served rollouts
