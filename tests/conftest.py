@@ -5,6 +5,10 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # `make test` runs a worker per core:
     os.environ["OMP_NUM_THREADS"] = "1"
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# A local ray.init() turns Ray's token auth on for the rest of its process (it sets RAY_AUTH_MODE
+# in os.environ); the test clusters run without it, so a later test in the same worker process
+# would have its calls refused by its own cluster and its actors die as they start.
+os.environ["RAY_AUTH_MODE"] = "disabled"
 
 from pathlib import Path
 

@@ -28,6 +28,9 @@ from posttrain.scheduler.worker import Outcome, Worker, WorkerFactory
 
 _BUSY_POLL_S = 0.005
 _IDLE_POLL_S = 0.1
+# Workers that die one after another before running a job (an actor whose process cannot start,
+# or a cluster that refuses the driver's calls) would otherwise be replaced forever in a busy loop.
+STILLBORN_LIMIT = 50
 
 
 @dataclass
@@ -52,6 +55,7 @@ class _Slot:
     started: float = 0.0
     preempting: bool = False
     idle_since: float = field(default_factory=time.monotonic)
+    ran_job: bool = False
 
 
 class Executor:
@@ -81,6 +85,7 @@ class Executor:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._error: BaseException | None = None
+        self._stillborn = 0  # workers in a row that died before running a job
         self._thread = threading.Thread(target=self._run, name="scheduler-dispatch", daemon=True)
         self._thread.start()
 
@@ -180,7 +185,11 @@ class Executor:
         for slot in list(self._slots):
             outcome = slot.worker.poll() if slot.job is not None else None
             if outcome is None and not slot.worker.alive():
-                outcome = Outcome("died", error=f"worker {slot.worker.name} (pid {slot.worker.pid}) died")
+                reason = getattr(slot.worker, "death_reason", "")
+                outcome = Outcome(
+                    "died",
+                    error=f"worker {slot.worker.name} (pid {slot.worker.pid}) died" + (f": {reason}" if reason else ""),
+                )
             if outcome is None:
                 continue
             job, started = slot.job, slot.started
@@ -190,8 +199,12 @@ class Executor:
                 self._remove(slot)
                 with self._lock:
                     self.stats.worker_deaths += 1
+                if job is None and not slot.ran_job:
+                    self._count_stillborn(outcome.error or "")
             if job is None:
                 continue
+            slot.ran_job = True
+            self._stillborn = 0
             if outcome.kind == "done":
                 with self._lock:
                     self.stats.completed += 1
@@ -211,6 +224,13 @@ class Executor:
                 self.queue.put(job)
             else:
                 self._failed(job, outcome.error or outcome.kind, slot.worker.name)
+
+    def _count_stillborn(self, error: str) -> None:
+        self._stillborn += 1
+        if self._stillborn >= STILLBORN_LIMIT:
+            raise RuntimeError(
+                f"{self._stillborn} {self.factory.kind} workers in a row died before running a job; the last: {error}"
+            )
 
     def _failed(self, job: Job, error: str, worker: str) -> None:
         job.attempts += 1

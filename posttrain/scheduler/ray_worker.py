@@ -121,6 +121,7 @@ class RayWorker:
         self.where = ""  # "NODE_ID/PID" once placed
         self._ref = None
         self._dead = False
+        self.death_reason = ""
 
     @property
     def pid(self) -> int | None:
@@ -138,8 +139,9 @@ class RayWorker:
         try:
             self._pid, node = ray.get(self._placed)
             self.where = f"{node}/{self._pid}"
-        except RayError:
-            self._dead = True  # lost with its node before it ever ran
+        except RayError as exc:
+            self._dead = True  # lost with its node before it ever ran, or it could not start
+            self.death_reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         self._placed = None
         return not self._dead
 

@@ -59,3 +59,30 @@ def test_an_elastic_pool_of_actors_grows_under_a_burst_and_shrinks_when_idle(ray
         burst_grows_then_idle_shrinks(executor, tmp_path, start_s=60.0)  # an actor starts in seconds
     finally:
         executor.shutdown()
+
+
+def test_actors_that_die_as_they_start_stop_the_executor_with_the_reason(ray_cluster, tmp_path, monkeypatch):
+    """A job function the actors cannot import (its module exists only on the driver's path):
+    every actor dies as it starts. The executor gives up after STILLBORN_LIMIT of them in a row,
+    with Ray's reason, instead of replacing them forever."""
+    import sys
+
+    from posttrain.scheduler import executor as executor_module
+
+    (tmp_path / "driver_only_jobs.py").write_text("def run(payload, ctx):\n    return payload\n")
+    monkeypatch.syspath_prepend(str(tmp_path))  # after ray.init: the actors' path lacks it
+    import driver_only_jobs
+
+    monkeypatch.setattr(executor_module, "STILLBORN_LIMIT", 3)
+    executor = make_executor(driver_only_jobs.run, "ray", workers=1)
+    try:
+        executor.submit(Job("j0", {}))
+        deadline = time.monotonic() + 120
+        with pytest.raises(RuntimeError, match=r"3 ray workers in a row died before running a job; the last: .+"):
+            while time.monotonic() < deadline:
+                executor.check()
+                time.sleep(0.1)
+        assert executor.stats.completed == 0 and 3 <= executor.stats.worker_deaths <= 4
+    finally:
+        executor.shutdown()
+        sys.modules.pop("driver_only_jobs", None)
