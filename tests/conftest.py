@@ -20,6 +20,16 @@ hf_logging.set_verbosity_error()
 hf_logging.disable_progress_bar()
 
 
+def sigint_as_in_a_terminal() -> None:
+    """preexec_fn for a command a test interrupts with SIGINT: Ctrl-C's default disposition, not
+    whatever the test process inherited or set (a process started with SIGINT ignored, as under
+    nohup, never turns it into KeyboardInterrupt)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def expects_bit_equality(model) -> bool:
     """Whether this CPU's kernels give the engine the trainer's bits on this model: the engine's
     own start-up probe (row_invariance.py). Where it does not, the engine warns, and tests of

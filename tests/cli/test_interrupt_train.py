@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+from tests.conftest import sigint_as_in_a_terminal
+
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "posttrain.cli"]
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "200"}
@@ -22,6 +24,7 @@ def test_ctrl_c_names_the_checkpoint_and_the_resume_starts_there(tmp_path, tiny_
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_as_in_a_terminal,
     )
     metrics = out / "metrics.jsonl"
     deadline = time.monotonic() + 300

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import sigint_as_in_a_terminal
 from tests.sandbox.conftest import BWRAP_MISSING
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,6 +78,7 @@ def test_ctrl_c_says_what_was_saved_and_a_rerun_says_it_resumes(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "200"},
+        preexec_fn=sigint_as_in_a_terminal,
     )
     results = tmp_path / "out" / "results.jsonl"
     deadline = time.monotonic() + 120
