@@ -19,6 +19,10 @@ With repeats > 1 each (workload, concurrency) pair runs that many times, the two
 to back in alternating order, and the ratio reported is the median of the per-repeat ratios:
 on a shared machine the load drifts over minutes, and a ratio of two neighbouring cells is
 what stays meaningful.
+
+Where `.venv-vllm` exists (or with vllm="on"), vLLM's own OpenAI server runs the same cells
+after them, plain and with its n-gram speculation (vllm_openai_server.py), and the report adds
+standard/vllm and fast/vllm-ngram ratios of median output tokens/s.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import queue
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -37,6 +42,9 @@ from pathlib import Path
 
 from posttrain.engine.builtin.quantization import CHOICES as QUANTIZE_CHOICES
 from posttrain.errors import PosttrainError
+from posttrain.serve.vllm_openai_server import ARMS as VLLM_ARMS
+from posttrain.serve.vllm_openai_server import VLLMOpenAIServer, vllm_python
+from posttrain.serve.vllm_stepper import NGRAM_SPECULATION
 
 AGENT_TURNS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "serve_agent_turns.jsonl"
 CHAT_QUESTIONS = [
@@ -56,10 +64,59 @@ CHAT_QUESTIONS = [
     "Define the word 'entropy'.",
     "Tell me a joke about programmers.",
     "What is the opposite of 'ancient'?",
+    "What is the largest planet in the solar system?",
+    "Name a mammal that can fly.",
+    "What is 144 divided by 12?",
+    "Give me an antonym for brave.",
+    "What does RAM stand for?",
+    "How many days are in a leap year?",
+    "Why do leaves change colour in autumn?",
+    "Suggest a name for a goldfish.",
+    "What is the freezing point of water in Fahrenheit?",
+    "Translate 'thank you' into Spanish.",
+    "What is 15 squared?",
+    "Is a whale a fish or a mammal?",
+    "Who wrote Romeo and Juliet?",
+    "What gas do plants absorb from the air?",
+    "Name three kinds of cloud.",
+    "What is the square root of 81?",
+    "How many continents are there?",
+    "What is the chemical symbol for gold?",
+    "Give me a rhyme for 'cat'.",
+    "What does HTML stand for?",
+    "Name a famous painting by Leonardo da Vinci.",
+    "What is the longest river in Africa?",
+    "How many sides does a hexagon have?",
+    "What is the main ingredient of guacamole?",
+    "Describe the colour of the ocean in one sentence.",
+    "What is 1000 minus 387?",
+    "Name two musical instruments with strings.",
+    "What is the smallest prime number?",
+    "Give me a synonym for fast.",
+    "Why do we have seasons?",
+    "What language is spoken in Brazil?",
+    "Name a bird that cannot fly.",
+    "What is the capital of Japan?",
+    "How many minutes are in two hours?",
+    "What does a thermometer measure?",
+    "Suggest a title for a short story about rain.",
+    "What is the opposite of 'generous'?",
+    "Name three fruits that are yellow.",
+    "What is 7 times 13?",
+    "What is the hardest natural substance?",
+    "Explain what a verb is.",
+    "What planet is known as the red planet?",
+    "Name a sport played with a racket.",
+    "What is the capital of Canada?",
+    "How many hours are in a week?",
+    "Give me a word that starts with 'q'.",
+    "What do bees make?",
+    "Name the three states of matter.",
 ]
 
 
 WORKLOADS = ("agent", "chat")
+VLLM_CHOICES = ("auto", "on", "off")
 
 
 @dataclass
@@ -72,6 +129,8 @@ class Settings:
     workloads: tuple[str, ...] = ("agent", "chat")
     repeats: int = 1
     quantize: str | None = None  # the fast variant's servers load int8 weights (lossy)
+    requests_per_client: int = 2
+    vllm: str = "auto"  # vLLM's own server as a baseline: auto (where .venv-vllm exists), on, off
 
     def __post_init__(self) -> None:
         unknown = set(self.workloads) - set(WORKLOADS)
@@ -81,6 +140,10 @@ class Settings:
             raise PosttrainError(f"--quantize must be one of {', '.join(QUANTIZE_CHOICES)}, not {self.quantize!r}")
         if self.repeats < 1:
             raise PosttrainError(f"repeats: expected >= 1, got {self.repeats}")
+        if self.requests_per_client < 1:
+            raise PosttrainError(f"--requests-per-client: expected >= 1, got {self.requests_per_client}")
+        if self.vllm not in VLLM_CHOICES:
+            raise PosttrainError(f"--vllm must be one of {', '.join(VLLM_CHOICES)}, not {self.vllm!r}")
 
 
 @dataclass
@@ -92,8 +155,10 @@ class Timing:
 
 
 def requests_for(workload: str, settings: Settings, concurrency: int) -> list[tuple[str, dict]]:
-    """(path, body) of a cell's requests: at least 8, and two per client."""
-    count = max(8, 2 * concurrency)
+    """(path, body) of a cell's requests: at least 8, and requests_per_client per client, up to
+    the workload's distinct requests (a repeated request would let the fast variant copy its
+    earlier answer from the output history)."""
+    count = max(8, settings.requests_per_client * concurrency)
     if workload == "agent":
         if not settings.turns_file.is_file():
             raise PosttrainError(
@@ -277,6 +342,7 @@ def _run_one(settings: Settings, workload: str, variant: str, concurrency: int) 
 def run_benchmark(settings: Settings, progress=None) -> dict:
     """progress(label) is called before each cell."""
     variants = ("standard", "fast")
+    use_vllm = _vllm_enabled(settings)  # before any cell: --vllm on without .venv-vllm fails at once
     report: dict = {
         "model": settings.model,
         "workloads": {},
@@ -290,6 +356,8 @@ def run_benchmark(settings: Settings, progress=None) -> dict:
             "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         },
     }
+    tok_s: dict[tuple[str, str, int], float] = {}  # median output tok/s of each cell's runs
+    standard_texts: dict[tuple[str, int], list[str]] = {}
     for workload in settings.workloads:
         cells: dict = {variant: {} for variant in variants}
         ratios: dict = {}
@@ -307,6 +375,9 @@ def run_benchmark(settings: Settings, progress=None) -> dict:
                     identical = identical and replies == texts[variant]  # greedy: the same every run
             identical = identical and texts["fast"] == texts["standard"]
             per_repeat = [f["output_tok_s"] / s["output_tok_s"] for f, s in zip(runs["fast"], runs["standard"])]
+            for variant in variants:
+                tok_s[(workload, variant, concurrency)] = statistics.median(c["output_tok_s"] for c in runs[variant])
+            standard_texts[(workload, concurrency)] = texts["standard"]
             ratios[str(concurrency)] = round(statistics.median(per_repeat), 3)
             for variant in variants:
                 cells[variant][str(concurrency)] = {**runs[variant][0]}  # the first run, and all of them
@@ -329,6 +400,97 @@ def run_benchmark(settings: Settings, progress=None) -> dict:
     if "chat" in report["workloads"]:
         chat = report["workloads"]["chat"]["fast_over_standard_tok_s"]
         goals["chat_fast_never_below_0.95x"] = min(chat[str(c)] for c in settings.concurrencies) >= 0.95
+    if use_vllm:
+        report["vllm"] = run_vllm_arms(settings, tok_s, standard_texts, progress)
+        if "agent" in report["vllm"]["ratios"]:
+            agent = report["vllm"]["ratios"]["agent"]
+            goals["agent_standard_at_least_0.9x_vllm"] = min(agent["standard_over_vllm"].values()) >= 0.9
+            goals["agent_fast_ahead_of_vllm_ngram"] = min(agent["fast_over_vllm_ngram"].values()) > 1.0
+    else:
+        report["vllm"] = f"not run: {'--vllm off' if settings.vllm == 'off' else '.venv-vllm/bin/vllm is absent'}"
     report["goals"] = goals
-    report["vllm"] = "not run: .venv-vllm is absent" if not Path(".venv-vllm").exists() else "not run by this command"
     return report
+
+
+def _vllm_enabled(settings: Settings) -> bool:
+    if settings.vllm == "off":
+        return False
+    found = vllm_python() is not None
+    if settings.vllm == "on" and not found:
+        raise PosttrainError("--vllm on: .venv-vllm/bin/vllm is missing; make bench-engines builds that environment")
+    return found
+
+
+def run_vllm_arms(
+    settings: Settings,
+    tok_s: dict[tuple[str, str, int], float],
+    standard_texts: dict[tuple[str, int], list[str]],
+    progress=None,
+) -> dict:
+    """vLLM's own OpenAI server on the same cells, plain and with n-gram speculation; the
+    ratios are of median output tok/s (the posttrain cells ran earlier in the same command)."""
+    from posttrain.models.loading import resolve_model_dir
+
+    model_dir = resolve_model_dir(settings.model)
+    arms: dict = {}
+    identical: dict = {}
+    version = "?"
+    with tempfile.TemporaryDirectory(prefix="serve-bench-vllm-") as logs:
+        for arm in VLLM_ARMS:
+            if progress:
+                progress(f"starting vllm serve ({arm})")
+            server = VLLMOpenAIServer(
+                arm, model_dir, settings.model, max(settings.concurrencies), Path(logs) / f"{arm}.log"
+            )
+            try:
+                version = server.version()
+                for workload in settings.workloads:
+                    for concurrency in settings.concurrencies:
+                        requests = requests_for(workload, settings, concurrency)
+                        runs = []
+                        for repeat in range(settings.repeats):
+                            if progress:
+                                progress(f"{workload} · {arm} · concurrency {concurrency} · run {repeat + 1}")
+                            server.reset()
+                            run_cell(server.port, requests[:2], min(2, concurrency), settings.model)  # warm-up
+                            before = server.spec_counters()
+                            timings, wall = run_cell(server.port, requests, concurrency, settings.model)
+                            after = server.spec_counters()
+                            acceptance = None
+                            if before is not None and after is not None and after[1] > before[1]:
+                                acceptance = (after[0] - before[0]) / (after[1] - before[1])
+                            cell = summarize(timings, wall, acceptance)
+                            cell["load_average_1m"] = round(os.getloadavg()[0], 2)
+                            runs.append(cell)
+                            if arm == "vllm" and repeat == 0:
+                                replies = [t.text for t in timings]
+                                identical.setdefault(workload, {})[str(concurrency)] = replies == standard_texts.get(
+                                    (workload, concurrency)
+                                )
+                        arm_cells = arms.setdefault(arm, {}).setdefault(workload, {})
+                        arm_cells[str(concurrency)] = {**runs[0], **({"runs": runs} if len(runs) > 1 else {})}
+                        tok_s[(workload, arm, concurrency)] = statistics.median(c["output_tok_s"] for c in runs)
+            finally:
+                server.stop()
+    ratios: dict = {}
+    for workload in settings.workloads:
+        ratios[workload] = {
+            name: {
+                str(c): round(tok_s[(workload, ours, c)] / tok_s[(workload, theirs, c)], 3)
+                for c in settings.concurrencies
+            }
+            for name, ours, theirs in (
+                ("standard_over_vllm", "standard", "vllm"),
+                ("fast_over_vllm_ngram", "fast", "vllm-ngram"),
+            )
+        }
+    return {
+        "version": version,
+        "ngram": NGRAM_SPECULATION,
+        "omp_threads_bind": os.environ.get("VLLM_CPU_OMP_THREADS_BIND", "0"),
+        "cells": arms,
+        "ratios": ratios,
+        # vLLM's kernels and (for chat) its chat template differ from the builtin engine's, so
+        # identical greedy text is a record, not a goal
+        "greedy_identical_to_standard": identical,
+    }

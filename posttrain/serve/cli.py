@@ -115,6 +115,18 @@ def bench_command(
     quantize: str | None = typer.Option(
         None, "--quantize", help="int8: the fast variant's servers load int8 weights (lossy; serve --quantize)."
     ),
+    requests_per_client: int = typer.Option(
+        2,
+        "--requests-per-client",
+        help="Requests per client in a cell (at least 8 a cell), up to the workload's distinct requests "
+        "(24 agent turns, 64 chat questions): more make a cell longer and its ratio less noisy.",
+    ),
+    vllm: str = typer.Option(
+        "auto",
+        "--vllm",
+        help="Also run vLLM's own OpenAI server (.venv-vllm, make bench-engines) on the same cells, plain "
+        "and with n-gram speculation: auto (where .venv-vllm exists), on, off.",
+    ),
 ) -> None:
     """Start the server in each variant and drive it with concurrent streaming clients over HTTP.
 
@@ -125,6 +137,8 @@ def bench_command(
     concurrency: output tokens/s, time to first token p50/p95, inter-token
     latency p50/p95, speculative acceptance rate; per workload whether greedy
     outputs were identical across variants, and the fast/standard ratios.
+    Where .venv-vllm exists, vLLM's own server runs the same cells too, and
+    the standard/vllm and fast/vllm-ngram ratios are reported.
 
     \b
     Example: posttrain serve bench --out docs/serve_bench.json
@@ -146,6 +160,8 @@ def bench_command(
             workloads=tuple(w.strip() for w in workloads.split(",") if w.strip()),
             repeats=repeats,
             quantize=quantize,
+            requests_per_client=requests_per_client,
+            vllm=vllm,
         )
         with console.status("benchmark") as status:
             report = run_benchmark(settings, progress=lambda label: status.update(f"serve bench: {label}"))

@@ -1,6 +1,8 @@
 """`posttrain serve`: bad input gives one error line; the model argument and the bench
 subcommand share the command."""
 
+from pathlib import Path
+
 import pytest
 
 from tests.cli.test_cli_errors import one_error_line, run_cli
@@ -12,6 +14,8 @@ from tests.cli.test_cli_errors import one_error_line, run_cli
         (["serve", "tiny-llama", "--variant", "turbo"], "--variant must be one of standard, fast, not 'turbo'"),
         (["serve", "bench", "--concurrency", "1,x"], "--concurrency: expected comma-separated integers"),
         (["serve", "bench", "--workloads", "agent,poetry"], "workloads: expected some of agent, chat"),
+        (["serve", "bench", "--vllm", "maybe"], "--vllm must be one of auto, on, off, not 'maybe'"),
+        (["serve", "bench", "--requests-per-client", "0"], "--requests-per-client"),
         (["serve", "smollm2-135m", "--engine", "vllm"], "--engine vllm: vLLM is not installed in this environment"),
         (
             ["serve", "smollm2-135m", "--engine", "vllm", "--variant", "fast", "--quantize", "int8"],
@@ -34,3 +38,8 @@ def test_bad_input_is_one_error_line(args, expected):
 def test_help_names_the_server_and_the_benchmark():
     result = run_cli("serve", "--help")
     assert result.returncode == 0 and "bench" in result.stdout and "run" in result.stdout
+
+
+@pytest.mark.skipif(Path(".venv-vllm/bin/vllm").exists(), reason="with .venv-vllm, --vllm on runs the benchmark")
+def test_vllm_on_without_its_environment_fails_before_any_cell():
+    assert "--vllm on: .venv-vllm/bin/vllm is missing" in one_error_line(run_cli("serve", "bench", "--vllm", "on"))

@@ -1,0 +1,28 @@
+"""`posttrain serve bench` end to end on the tiny model: both variants' real servers over HTTP,
+the report's shape, identical greedy output, and the vLLM arms reported as not run."""
+
+import json
+
+from tests.cli.test_cli_errors import run_cli
+
+
+def test_a_chat_cell_runs_both_variants_and_reports_their_ratio(tmp_path):
+    out = tmp_path / "bench.json"
+    result = run_cli(
+        "serve", "bench", "--model", "tiny-llama", "--workloads", "chat", "--concurrency", "2",
+        "--requests-per-client", "5", "--vllm", "off", "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    chat = report["workloads"]["chat"]
+    for variant in ("standard", "fast"):
+        cell = chat[variant]["2"]
+        assert cell["requests"] == 10  # five per client, ten distinct questions
+        assert cell["output_tokens"] > 0 and cell["output_tok_s"] > 0
+        assert cell["ttft_p50_s"] <= cell["ttft_p95_s"]
+    assert chat["fast"]["2"]["acceptance_rate"] is not None and chat["standard"]["2"]["acceptance_rate"] is None
+    ratio = chat["fast_over_standard_tok_s"]["2"]
+    assert ratio == round(chat["fast"]["2"]["output_tok_s"] / chat["standard"]["2"]["output_tok_s"], 3)
+    assert chat["greedy_identical"] is True and report["goals"]["greedy_identical"] is True
+    assert report["vllm"] == "not run: --vllm off"
+    assert "cpu" in report
