@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from posttrain.engine.interface import Completion, FinishReason, GenerationRequest, SamplingParams
+from posttrain.engine.vllm_kernel_scan import guard_kernel_rebinding
 from posttrain.errors import PosttrainError
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,7 @@ class VLLMEngine:
         disable_envs_cache = getattr(importlib.import_module("vllm.envs"), "disable_envs_cache", None)
         if disable_envs_cache is not None:  # older vLLMs never cache them
             disable_envs_cache()
+        guard_kernel_rebinding()
         saved = os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING")
         os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0" if in_process else "1"
         try:

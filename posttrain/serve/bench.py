@@ -43,7 +43,7 @@ from pathlib import Path
 from posttrain.engine.builtin.quantization import CHOICES as QUANTIZE_CHOICES
 from posttrain.errors import PosttrainError
 from posttrain.serve.vllm_openai_server import ARMS as VLLM_ARMS
-from posttrain.serve.vllm_openai_server import VLLMOpenAIServer, vllm_python
+from posttrain.serve.vllm_openai_server import VLLMOpenAIServer, pin_to, vllm_python
 from posttrain.serve.vllm_stepper import NGRAM_SPECULATION
 
 AGENT_TURNS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "serve_agent_turns.jsonl"
@@ -130,6 +130,7 @@ class Settings:
     repeats: int = 1
     quantize: str | None = None  # the fast variant's servers load int8 weights (lossy)
     requests_per_client: int = 2
+    server_cpus: tuple[int, ...] = ()  # pin every server (posttrain's and vLLM's) to these CPUs
     vllm: str = "auto"  # vLLM's own server as a baseline: auto (where .venv-vllm exists), on, off
 
     def __post_init__(self) -> None:
@@ -142,6 +143,10 @@ class Settings:
             raise PosttrainError(f"repeats: expected >= 1, got {self.repeats}")
         if self.requests_per_client < 1:
             raise PosttrainError(f"--requests-per-client: expected >= 1, got {self.requests_per_client}")
+        allowed = os.sched_getaffinity(0)
+        if self.server_cpus and not set(self.server_cpus) <= allowed:
+            missing = sorted(set(self.server_cpus) - allowed)
+            raise PosttrainError(f"--server-cpus: {missing} not among this machine's CPUs {sorted(allowed)}")
         if self.vllm not in VLLM_CHOICES:
             raise PosttrainError(f"--vllm must be one of {', '.join(VLLM_CHOICES)}, not {self.vllm!r}")
 
@@ -187,7 +192,9 @@ def requests_for(workload: str, settings: Settings, concurrency: int) -> list[tu
 class ServerProcess:
     """`posttrain serve` in a child process, on a free port, until stop()."""
 
-    def __init__(self, model: str, variant: str, max_concurrency: int, extra: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, model: str, variant: str, max_concurrency: int, extra: tuple[str, ...] = (), cpus: tuple[int, ...] = ()
+    ) -> None:
         import socket
 
         with socket.socket() as sock:
@@ -196,7 +203,11 @@ class ServerProcess:
         command = [sys.executable, "-m", "posttrain.cli", "serve", model, "--variant", variant]
         command += ["--port", str(self.port), "--max-concurrency", str(max_concurrency), *extra]
         self.process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ.copy()
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=os.environ.copy(),
+            preexec_fn=pin_to(cpus),
         )
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
@@ -326,7 +337,7 @@ def _run_one(settings: Settings, workload: str, variant: str, concurrency: int) 
     """One cell on a fresh server: its summary and its replies."""
     requests = requests_for(workload, settings, concurrency)
     extra = ("--quantize", settings.quantize) if settings.quantize and variant == "fast" else ()
-    server = ServerProcess(settings.model, variant, max(concurrency, 1), extra)
+    server = ServerProcess(settings.model, variant, max(concurrency, 1), extra, settings.server_cpus)
     try:
         run_cell(server.port, requests[:2], min(2, concurrency), settings.model)  # warm-up
         timings, wall = run_cell(server.port, requests, concurrency, settings.model)
@@ -354,6 +365,8 @@ def run_benchmark(settings: Settings, progress=None) -> dict:
             "fast_quantize": settings.quantize,
             "greedy": True,
             "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+            "requests_per_client": settings.requests_per_client,
+            "server_cpus": list(settings.server_cpus) or None,
         },
     }
     tok_s: dict[tuple[str, str, int], float] = {}  # median output tok/s of each cell's runs
@@ -440,7 +453,12 @@ def run_vllm_arms(
             if progress:
                 progress(f"starting vllm serve ({arm})")
             server = VLLMOpenAIServer(
-                arm, model_dir, settings.model, max(settings.concurrencies), Path(logs) / f"{arm}.log"
+                arm,
+                model_dir,
+                settings.model,
+                max(settings.concurrencies),
+                Path(logs) / f"{arm}.log",
+                settings.server_cpus,
             )
             try:
                 version = server.version()

@@ -121,6 +121,12 @@ def bench_command(
         help="Requests per client in a cell (at least 8 a cell), up to the workload's distinct requests "
         "(24 agent turns, 64 chat questions): more make a cell longer and its ratio less noisy.",
     ),
+    server_cpus: str = typer.Option(
+        "",
+        "--server-cpus",
+        help="Comma-separated CPU ids to pin every server to (posttrain's and vLLM's, with the processes "
+        "they start), e.g. 0: the same cores for each, where vLLM's server is otherwise two processes.",
+    ),
     vllm: str = typer.Option(
         "auto",
         "--vllm",
@@ -152,6 +158,10 @@ def bench_command(
     if not levels or min(levels) < 1:
         fail("--concurrency: expected client counts >= 1")
     try:
+        cpus = tuple(int(c) for c in server_cpus.split(",") if c.strip())
+    except ValueError:
+        fail(f"--server-cpus: expected comma-separated CPU ids, got {server_cpus!r}")
+    try:
         settings = Settings(
             model,
             levels,
@@ -161,6 +171,7 @@ def bench_command(
             repeats=repeats,
             quantize=quantize,
             requests_per_client=requests_per_client,
+            server_cpus=cpus,
             vllm=vllm,
         )
         with console.status("benchmark") as status:

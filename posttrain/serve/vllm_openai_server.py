@@ -11,7 +11,9 @@ one server for all its cells and empties the prefix cache between cells
 fresh posttrain server does. vLLM keeps no output history, so nothing else carries over.
 
 Threads: the engine's OpenMP threads are bound to one core (VLLM_CPU_OMP_THREADS_BIND), as the
-posttrain servers in the benchmark run with one torch thread.
+posttrain servers in the benchmark run with one torch thread. Its HTTP and tokenizer process is
+apart from the engine core and runs on another core unless the bench pins every server to the
+same CPUs (`--server-cpus`).
 """
 
 from __future__ import annotations
@@ -40,10 +42,21 @@ def vllm_python(venv: Path = VLLM_VENV) -> Path | None:
     return venv / "bin" / "python" if path.is_file() else None
 
 
+def pin_to(cpus: tuple[int, ...]):
+    """A preexec_fn that pins a server process (and the processes it starts) to these CPUs:
+    vLLM's server is two processes (HTTP and tokenization apart from the engine core), so
+    without pinning it uses a second core where posttrain's server uses one."""
+    if not cpus:
+        return None
+    return lambda: os.sched_setaffinity(0, cpus)
+
+
 class VLLMOpenAIServer:
     """vLLM's OpenAI server for MODEL_DIR in a child process on a free port, until stop()."""
 
-    def __init__(self, arm: str, model_dir: Path, served_name: str, max_concurrency: int, log: Path) -> None:
+    def __init__(
+        self, arm: str, model_dir: Path, served_name: str, max_concurrency: int, log: Path, cpus: tuple[int, ...] = ()
+    ) -> None:
         if arm not in ARMS:
             raise PosttrainError(f"vllm arm: expected one of {', '.join(ARMS)}, got {arm!r}")
         executable = vllm_python()
@@ -64,12 +77,14 @@ class VLLMOpenAIServer:
             **os.environ,
             "VLLM_SERVER_DEV_MODE": "1",
             "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "2"),
-            "VLLM_CPU_OMP_THREADS_BIND": os.environ.get("VLLM_CPU_OMP_THREADS_BIND", "0"),
+            "VLLM_CPU_OMP_THREADS_BIND": os.environ.get("VLLM_CPU_OMP_THREADS_BIND", str(cpus[0] if cpus else 0)),
         }
         log.parent.mkdir(parents=True, exist_ok=True)
         self.log = log
         self._log_file = log.open("wb")
-        self.process = subprocess.Popen(command, stdout=self._log_file, stderr=subprocess.STDOUT, env=env)
+        self.process = subprocess.Popen(
+            command, stdout=self._log_file, stderr=subprocess.STDOUT, env=env, preexec_fn=pin_to(cpus)
+        )
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

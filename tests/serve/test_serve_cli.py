@@ -16,6 +16,8 @@ from tests.cli.test_cli_errors import one_error_line, run_cli
         (["serve", "bench", "--workloads", "agent,poetry"], "workloads: expected some of agent, chat"),
         (["serve", "bench", "--vllm", "maybe"], "--vllm must be one of auto, on, off, not 'maybe'"),
         (["serve", "bench", "--requests-per-client", "0"], "--requests-per-client"),
+        (["serve", "bench", "--server-cpus", "0,x"], "--server-cpus: expected comma-separated CPU ids"),
+        (["serve", "bench", "--server-cpus", "4096"], "--server-cpus: [4096] not among this machine's CPUs"),
         (["serve", "smollm2-135m", "--engine", "vllm"], "--engine vllm: vLLM is not installed in this environment"),
         (
             ["serve", "smollm2-135m", "--engine", "vllm", "--variant", "fast", "--quantize", "int8"],
