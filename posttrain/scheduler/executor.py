@@ -245,10 +245,14 @@ class Executor:
             self.stats.retries += 1
         self.queue.put(job)
 
-    def _remove(self, slot: _Slot) -> None:
+    def _remove(self, slot: _Slot, retired: bool = False) -> None:
+        # the count moves with the slot list, under one lock: status() never shows a worker
+        # gone whose retirement is not counted yet (closing it can take a while)
         with self._lock:
             if slot in self._slots:
                 self._slots.remove(slot)
+                if retired:
+                    self.stats.workers_retired += 1
         try:
             slot.worker.close()
         except Exception:  # noqa: BLE001 - a dead worker may not close cleanly
@@ -272,9 +276,7 @@ class Executor:
         excess = len(self._slots) - self._target
         idle = sorted((s for s in self._slots if s.job is None), key=lambda s: s.idle_since)
         for slot in idle[: max(excess, 0)]:  # the longest idle first
-            self._remove(slot)
-            with self._lock:
-                self.stats.workers_retired += 1
+            self._remove(slot, retired=True)
 
     def _assign(self) -> None:
         now = time.monotonic()
