@@ -153,10 +153,19 @@ def run_rl(
                         if conflicts.due(step):
                             record.update(conflicts.measure(step, trainer, groups, advantages))
                         last = step == config.train.steps
-                        record.update(monitor.collect(wait=last))
+                        # A record holds one evaluation: a background one still running when the
+                        # last step's inline one is due would land in the same record and lose its
+                        # fields. So the step before the last waits for it, and with an evaluation
+                        # every step (every = 1) there is no room to overlap: all run inline.
+                        record.update(monitor.collect(wait=step >= config.train.steps - 1))
                         if monitor.due(step):
                             # async: the evaluation overlaps the next steps (not after the last one)
-                            background = rollouts.runs_in_background and config.mode == "async" and not last
+                            background = (
+                                rollouts.runs_in_background
+                                and config.mode == "async"
+                                and not last
+                                and config.monitor.every > 1
+                            )
                             record.update(monitor.evaluate(step, background=background))
                         if live:
                             live.observe(record)
