@@ -42,6 +42,7 @@ from pathlib import Path
 
 from posttrain.engine.builtin.quantization import CHOICES as QUANTIZE_CHOICES
 from posttrain.errors import PosttrainError
+from posttrain.scheduler.local_cluster import free_port
 from posttrain.serve.vllm_openai_server import ARMS as VLLM_ARMS
 from posttrain.serve.vllm_openai_server import VLLMOpenAIServer, pin_to, vllm_python
 from posttrain.serve.vllm_stepper import NGRAM_SPECULATION
@@ -195,11 +196,7 @@ class ServerProcess:
     def __init__(
         self, model: str, variant: str, max_concurrency: int, extra: tuple[str, ...] = (), cpus: tuple[int, ...] = ()
     ) -> None:
-        import socket
-
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = sock.getsockname()[1]
+        self.port = free_port()
         command = [sys.executable, "-m", "posttrain.cli", "serve", model, "--variant", variant]
         command += ["--port", str(self.port), "--max-concurrency", str(max_concurrency), *extra]
         self.process = subprocess.Popen(
@@ -333,21 +330,28 @@ def _round(value: float | None) -> float | None:
     return round(value, 4) if value is not None else None
 
 
+def warm_up(port: int, requests: list[tuple[str, dict]], concurrency: int, model: str) -> None:
+    """Two of a cell's requests before it is measured: a server's first passes are slower."""
+    run_cell(port, requests[:2], min(2, concurrency), model)
+
+
+def cell_summary(timings: list[Timing], wall: float, acceptance: float | None) -> dict:
+    # the machine is shared: a load above the server's threads means the cell was disturbed
+    return summarize(timings, wall, acceptance) | {"load_average_1m": round(os.getloadavg()[0], 2)}
+
+
 def _run_one(settings: Settings, workload: str, variant: str, concurrency: int) -> tuple[dict, list[str]]:
     """One cell on a fresh server: its summary and its replies."""
     requests = requests_for(workload, settings, concurrency)
     extra = ("--quantize", settings.quantize) if settings.quantize and variant == "fast" else ()
     server = ServerProcess(settings.model, variant, max(concurrency, 1), extra, settings.server_cpus)
     try:
-        run_cell(server.port, requests[:2], min(2, concurrency), settings.model)  # warm-up
+        warm_up(server.port, requests, concurrency, settings.model)
         timings, wall = run_cell(server.port, requests, concurrency, settings.model)
         acceptance = server.metric("speculative_acceptance_rate") if variant == "fast" else None
     finally:
         server.stop()
-    cell = summarize(timings, wall, acceptance)
-    # the machine is shared: a load above the server's threads means the cell was disturbed
-    cell["load_average_1m"] = round(os.getloadavg()[0], 2)
-    return cell, [t.text for t in timings]
+    return cell_summary(timings, wall, acceptance), [t.text for t in timings]
 
 
 def run_benchmark(settings: Settings, progress=None) -> dict:
@@ -447,7 +451,7 @@ def run_vllm_arms(
     model_dir = resolve_model_dir(settings.model)
     arms: dict = {}
     identical: dict = {}
-    version = "?"
+    version, threads_bind = "?", None
     with tempfile.TemporaryDirectory(prefix="serve-bench-vllm-") as logs:
         for arm in VLLM_ARMS:
             if progress:
@@ -461,7 +465,7 @@ def run_vllm_arms(
                 settings.server_cpus,
             )
             try:
-                version = server.version()
+                version, threads_bind = server.version(), server.omp_threads_bind
                 for workload in settings.workloads:
                     for concurrency in settings.concurrencies:
                         requests = requests_for(workload, settings, concurrency)
@@ -470,16 +474,14 @@ def run_vllm_arms(
                             if progress:
                                 progress(f"{workload} · {arm} · concurrency {concurrency} · run {repeat + 1}")
                             server.reset()
-                            run_cell(server.port, requests[:2], min(2, concurrency), settings.model)  # warm-up
+                            warm_up(server.port, requests, concurrency, settings.model)
                             before = server.spec_counters()
                             timings, wall = run_cell(server.port, requests, concurrency, settings.model)
                             after = server.spec_counters()
                             acceptance = None
                             if before is not None and after is not None and after[1] > before[1]:
                                 acceptance = (after[0] - before[0]) / (after[1] - before[1])
-                            cell = summarize(timings, wall, acceptance)
-                            cell["load_average_1m"] = round(os.getloadavg()[0], 2)
-                            runs.append(cell)
+                            runs.append(cell_summary(timings, wall, acceptance))
                             if arm == "vllm" and repeat == 0:
                                 replies = [t.text for t in timings]
                                 identical.setdefault(workload, {})[str(concurrency)] = replies == standard_texts.get(
@@ -505,7 +507,7 @@ def run_vllm_arms(
     return {
         "version": version,
         "ngram": NGRAM_SPECULATION,
-        "omp_threads_bind": os.environ.get("VLLM_CPU_OMP_THREADS_BIND", "0"),
+        "omp_threads_bind": threads_bind,
         "cells": arms,
         "ratios": ratios,
         # vLLM's kernels and (for chat) its chat template differ from the builtin engine's, so

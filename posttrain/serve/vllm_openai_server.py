@@ -21,12 +21,12 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import socket
 import subprocess
 import time
 from pathlib import Path
 
 from posttrain.errors import PosttrainError
+from posttrain.scheduler.local_cluster import free_port
 from posttrain.serve.vllm_stepper import NGRAM_SPECULATION
 
 VLLM_VENV = Path(".venv-vllm")
@@ -62,9 +62,7 @@ class VLLMOpenAIServer:
         executable = vllm_python()
         if executable is None:
             raise PosttrainError(f"{VLLM_VENV}/bin/vllm is missing: make bench-engines builds that environment")
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = sock.getsockname()[1]
+        self.port = free_port()
         self.arm = arm
         command = [str(executable), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir)]
         command += ["--served-model-name", served_name]
@@ -79,6 +77,7 @@ class VLLMOpenAIServer:
             "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "2"),
             "VLLM_CPU_OMP_THREADS_BIND": os.environ.get("VLLM_CPU_OMP_THREADS_BIND", str(cpus[0] if cpus else 0)),
         }
+        self.omp_threads_bind = env["VLLM_CPU_OMP_THREADS_BIND"]
         log.parent.mkdir(parents=True, exist_ok=True)
         self.log = log
         self._log_file = log.open("wb")
