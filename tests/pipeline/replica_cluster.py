@@ -11,6 +11,8 @@ from pathlib import Path
 
 from tests.scheduler.ray_nodes import RayNode, connect, wait_for
 
+HOLD_LIMIT_S = 90.0
+
 NODE = {"num_cpus": 1, "object_store_memory": 80_000_000}
 
 
@@ -44,3 +46,22 @@ def replica_run_config(tiny_config, steps: int, engine: str, scheduler: str = ""
         + f"worker_resources = {{ rollout = 1 }}\nbackoff_s = 0.1\n{scheduler}"
     )
     return config
+
+
+def rollout_held_while(job, ctx, gate: str, median_s: float = 1.0):
+    """A rollout with its 1 s environment wait that then waits while the file `gate` exists
+    (module-level: the workers import it). A test holds the run's progress with it while a
+    killed replica is replaced, so that how fast Ray restarts an actor under load does not
+    decide whether any jobs are left for the replacement to serve."""
+    import time
+
+    from posttrain.pipeline.bench import rollout_with_environment_time
+    from posttrain.scheduler import Preempted
+
+    group = rollout_with_environment_time(job, ctx, median_s=median_s, sigma=0.0)
+    deadline = time.monotonic() + HOLD_LIMIT_S
+    while Path(gate).exists() and time.monotonic() < deadline:
+        if ctx.cancelled():
+            raise Preempted()
+        time.sleep(0.05)
+    return group

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from posttrain.config import RunConfig
-from tests.pipeline.replica_cluster import head_and_engine_node, replica_run_config
+from tests.pipeline.replica_cluster import head_and_engine_node, replica_run_config, rollout_held_while
 from tests.scheduler.ray_nodes import free_port, wait_for
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
@@ -49,7 +49,7 @@ def test_replicas_need_the_ray_executor():
 
 @pytest.mark.slow
 def test_an_async_run_on_two_engine_replicas(tmp_path, tiny_config, monkeypatch):
-    from posttrain.pipeline.bench import rollout_with_environment_time, train_one
+    from posttrain.pipeline.bench import train_one
 
     out = tmp_path / "run"
     metrics_port = free_port()
@@ -59,6 +59,7 @@ def test_an_async_run_on_two_engine_replicas(tmp_path, tiny_config, monkeypatch)
         metrics = out / "metrics.jsonl"
 
         back: dict = {}
+        replacing = tmp_path / "replacing"  # while it exists, finished rollouts wait (see rollout_held_while)
 
         def steps_done() -> int:
             return len(metrics.read_text().splitlines()) if metrics.is_file() else 0
@@ -72,19 +73,31 @@ def test_an_async_run_on_two_engine_replicas(tmp_path, tiny_config, monkeypatch)
             ray.kill(replica, no_restart=True)
             killed = time.monotonic()
 
+            def started() -> bool:  # the driver starts the replacement at a weight update after the kill
+                try:
+                    return ray.get_actor(name, namespace=namespace)._actor_id != replica._actor_id
+                except ValueError:
+                    return False
+
+            wait_for(started, "the driver starts a replacement")
+            replacing.touch()  # from here on the run waits while the replacement loads its model
+
             def replaced() -> bool:
                 try:
                     return ray.get(ray.get_actor(name, namespace=namespace).address.remote(), timeout=1) != old
                 except (ValueError, ray.exceptions.RayError):
                     return False
 
-            wait_for(replaced, "a replacement answers")
-            back.update(step=steps_done(), after_s=time.monotonic() - killed)
+            try:
+                wait_for(replaced, "a replacement answers")
+                back.update(step=steps_done(), after_s=time.monotonic() - killed)
+            finally:
+                replacing.unlink(missing_ok=True)
 
         chaos = threading.Thread(target=kill_replica_0_and_wait_for_its_replacement, daemon=True)
         chaos.start()
-        # each rollout also waits 1 s, as an episode waits on its sandbox: the run outlives the replacement's start
-        summary = train_one(config, out, partial(rollout_with_environment_time, median_s=1.0, sigma=0.0))
+        # each rollout also waits 1 s, as an episode waits on its sandbox, and holds while the replacement starts
+        summary = train_one(config, out, partial(rollout_held_while, gate=str(replacing)))
         chaos.join(timeout=60)
         exported = _scrape_until(metrics_port, "posttrain_worker_jobs")
 
