@@ -1,5 +1,6 @@
 """The gate on tasks written to be broken in one known way each (tests/quality/corpus,
-EXPECTED.tsv says how), and on the built-in terminal suite, which must come out clean."""
+EXPECTED.tsv says how). The built-in suite's clean run is test_builtin_suite_clean.py (a file of
+its own, so the two long runs go to different test workers)."""
 
 from pathlib import Path
 
@@ -9,7 +10,6 @@ from posttrain.quality.inspector import InspectOptions, inspect_dirs
 from posttrain.quality.probes import PROBES
 
 CORPUS = Path(__file__).parent / "corpus"
-SUITE = Path(__file__).parents[2] / "tasks" / "terminal"
 
 
 def expected() -> dict[str, tuple[str, str]]:
@@ -58,15 +58,3 @@ def test_every_flawed_task_gets_its_verdict_and_the_probe_that_breaks_it():
     together = next(c for c in system.checks if c.name == "probe:shadow_binaries").evidence["together"]
     assert any(p.startswith("/usr/local/bin/") for p in together["verifier"]["dropped_agent_files"])
     assert any(p.endswith(".pth") for p in together["verifier"]["dropped_agent_files"])
-
-
-@pytest.mark.timeout(900)
-def test_the_builtin_terminal_suite_passes_clean():
-    dirs = sorted(d for d in SUITE.iterdir() if (d / "task.toml").is_file())
-    assert len(dirs) >= 40
-    reports = inspect_dirs(dirs, InspectOptions(repeats=2, concurrency=8, use_cache=False))
-    flagged = [f"{r.id}: {r.verdict}: {r.reason[:300]}" for r in reports if r.verdict != "ok"]
-    assert not flagged, "\n".join(flagged)
-    for report in reports:  # every probe was played against it, and failed
-        probes = [c for c in report.checks if c.kind == "probe"]
-        assert len(probes) == len(PROBES) and all(c.status == "pass" for c in probes)
