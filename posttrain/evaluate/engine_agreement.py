@@ -116,4 +116,5 @@ def verify_engine(spec: str, max_tokens: int = 16, progress=None) -> dict:
         "logprob_mismatch_max": worst,
         "tokens_compared": compared,
         "row_invariance": engine.invariance.describe(),
+        "concatenated_projections": engine.runner.qkv is not None,  # q/k/v and gate/up as one call each
     }

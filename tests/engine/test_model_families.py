@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 
 from posttrain.cli import app
 from posttrain.config import AlgorithmConfig, OptimConfig
+from posttrain.engine.builtin import onednn_linear
 from posttrain.engine.builtin.engine import BuiltinEngine
 from posttrain.engine.builtin.engine_kernels import use_engine_kernels
 from posttrain.engine.builtin.model_families import SUPPORTED, UnsupportedModelError, attention_windows
@@ -104,6 +105,7 @@ def test_verify_finds_greedy_identical_and_zero_logprob_mismatch(family_dirs, na
     assert report["tokens_compared"] > report["prompts"]
     if expects_bit_equality(load_model(str(family_dirs[name]))):
         assert report["logprob_mismatch_max"] == 0.0, report
+        assert report["concatenated_projections"] == onednn_linear.AVAILABLE  # and still to the bit
     else:
         assert report["logprob_mismatch_max"] < 1e-4, report
 

@@ -31,6 +31,8 @@ import copy
 import torch
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
+from posttrain.engine.builtin import onednn_linear
+from posttrain.engine.builtin.concatenated_linear import ConcatenatedLinear, can_concatenate, columns_agree
 from posttrain.engine.builtin.decode_cache import DecodeCache
 from posttrain.engine.builtin.invariant_attention import attend_rows
 from posttrain.engine.builtin.model_families import attention_windows, check_supported
@@ -72,6 +74,13 @@ class ModelRunner:
             block_size,
             decode_cache_bytes if decode_cache_bytes is not None else 2 * paged_bytes,
         )
+        self.qkv, self.gate_up = _concatenated_projections(model, self.dtype)
+        # one row would take oneDNN's matrix-vector path, which each linear call pads to two
+        # rows (onednn_linear._onednn): a step of one row is padded once here instead. Not with
+        # int8 layers, whose input scale a padding row would change (quantization.py)
+        linears = [m for m in model.modules() if hasattr(m, "in_features")]
+        all_onednn = onednn_linear.AVAILABLE and all(isinstance(m, onednn_linear.OneDNNLinear) for m in linears)
+        self.min_rows = 2 if all_onednn else 1
 
     @torch.inference_mode()
     def run(self, chunks: list[ScheduledChunk]) -> torch.Tensor:
@@ -88,7 +97,7 @@ class ModelRunner:
                 slots.append(seq.block_table[pos // self.block_size] * self.block_size + pos % self.block_size)
             if chunk.completes:
                 logit_rows.extend(range(len(ids) - 1 - chunk.num_draft, len(ids)))
-        padding = self.invariance.padded_rows(len(ids)) - len(ids)
+        padding = max(self.invariance.padded_rows(len(ids)), self.min_rows) - len(ids)
         ids += [0] * padding
         positions += [0] * padding
         slots += [self.scratch_slot] * padding
@@ -109,12 +118,17 @@ class ModelRunner:
             hidden = residual + hidden
             residual = hidden
             hidden = layer.post_attention_layernorm(hidden)
-            hidden = layer.mlp(hidden)
+            if self.gate_up is None:
+                hidden = layer.mlp(hidden)
+            else:  # as LlamaMLP computes it, gate and up from one call
+                gate, up = self.gate_up[layer_index](hidden)
+                hidden = layer.mlp.down_proj(layer.mlp.act_fn(gate) * up)
             hidden = residual + hidden
         hidden = inner.norm(hidden)
         if not logit_rows:
             return torch.empty(0, self.model.config.vocab_size)
-        rows = logit_rows + logit_rows[:1] * (self.invariance.padded_rows(len(logit_rows)) - len(logit_rows))
+        count = max(self.invariance.padded_rows(len(logit_rows)), self.min_rows)
+        rows = logit_rows + logit_rows[:1] * (count - len(logit_rows))
         return self.model.lm_head(hidden[0, rows]).float()[: len(logit_rows)]
 
     def copy_block(self, source: int, destination: int) -> None:
@@ -126,12 +140,16 @@ class ModelRunner:
 
     def _attention(self, attn, layer_index, hidden, cos, sin, slot_mapping, plan: _AttentionPlan):
         total = hidden.shape[1]
-        q = attn.q_proj(hidden).view(1, total, -1, self.head_dim)
-        k = attn.k_proj(hidden).view(1, total, -1, self.head_dim)
+        if self.qkv is None:
+            q, k, v = attn.q_proj(hidden), attn.k_proj(hidden), attn.v_proj(hidden)
+        else:
+            q, k, v = self.qkv[layer_index](hidden)
+        q = q.view(1, total, -1, self.head_dim)
+        k = k.view(1, total, -1, self.head_dim)
         if self.family.qk_norm:  # per head, before the rotation (Qwen3)
             q, k = attn.q_norm(q), attn.k_norm(k)
         q, k = q.transpose(1, 2), k.transpose(1, 2)
-        v = attn.v_proj(hidden).view(1, total, -1, self.head_dim).transpose(1, 2)
+        v = v.view(1, total, -1, self.head_dim).transpose(1, 2)
         scaling = attn.scaling
         q, k = apply_rotary_pos_emb(q, k, cos, sin)
         k_cache, v_cache = self.k_cache[layer_index], self.v_cache[layer_index]
@@ -187,6 +205,20 @@ class ModelRunner:
             result = attend_rows(rows, keys, values, mask, scaling)  # rows g * n + t, as the trainer's
             out[rows_index] = result.view(kv, group, n, dim).permute(2, 0, 1, 3).reshape(n, -1, dim)
         return attn.o_proj(out.reshape(1, total, -1))
+
+
+def _concatenated_projections(model: torch.nn.Module, dtype: torch.dtype) -> tuple[list | None, list | None]:
+    """Per layer, q/k/v and gate/up as one call each (concatenated_linear.py), where the
+    layers are oneDNN's and the start-up check finds the stacked call exact; else (None, None)."""
+    layers = model.model.layers
+    qkv = [[layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj] for layer in layers]
+    gate_up = [[layer.mlp.gate_proj, layer.mlp.up_proj] for layer in layers]
+    if not all(can_concatenate(group, dtype) for group in qkv + gate_up):
+        return None, None
+    groups = tuple(sorted({(g[0].in_features, tuple(layer.out_features for layer in g)) for g in qkv + gate_up}))
+    if not columns_agree(groups, dtype):
+        return None, None
+    return [ConcatenatedLinear(g) for g in qkv], [ConcatenatedLinear(g) for g in gate_up]
 
 
 class _AttentionPlan:
