@@ -1,14 +1,15 @@
 """The builtin engine's decode step with and without its stacked projections, in one process.
 
 Arm `separate`: every linear layer its own oneDNN call, and a one-row step padded to two rows
-inside each call. Arm `stacked` (the default engine): q/k/v and gate/up as one call each
-(engine/builtin/concatenated_linear.py) and a one-row step padded once for the whole forward.
+inside each call. Arm `stacked` (the default engine): in steps of up to STACKED_MAX_ROWS rows,
+q/k/v and gate/up as one call each (engine/builtin/concatenated_linear.py), and a one-row step
+padded once for the whole forward.
 Both run the same greedy requests (the serve bench's agent turns or chat questions) back to
 back `--pairs` times; the figure is CPU seconds per output token (one torch thread) and the
 ratio separate / stacked (above 1: the stacked step is faster). Tokens and logprobs must come
 out identical: the change is exact.
 
-    OMP_NUM_THREADS=1 python benchmarks/decode_step.py --workload agent --concurrency 1 16
+    OMP_NUM_THREADS=1 python benchmarks/decode_step.py --workload agent --concurrency 1 4 16
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def run(engine: BuiltinEngine, prompts: list[list[int]], max_tokens: int, reques
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workload", choices=("chat", "agent"), default="agent")
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16], help="Sequences decoded together.")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16], help="Sequences decoded together.")
     parser.add_argument("--requests", type=int, default=None, help="Per cell (default: 4 x concurrency).")
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None, help="Also write the JSON here.")
