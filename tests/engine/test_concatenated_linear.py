@@ -43,6 +43,15 @@ def test_a_weight_changed_in_place_is_stacked_again():
         assert torch.equal(after[1], layers[1](x))
 
 
+def test_layers_made_in_inference_mode_get_their_own_calls_bits():
+    with torch.inference_mode():  # inference tensors keep no version counter to cache a stack under
+        layers = projections()
+        x = torch.randn(5, 576)
+        got = ConcatenatedLinear(layers)(x)
+        for part, layer in zip(got, layers, strict=True):
+            assert torch.equal(part, layer(x))
+
+
 def test_the_start_up_check_agrees_on_this_cpu_and_refuses_what_it_cannot_stack():
     assert columns_agree(((576, (576, 192, 192)), (576, (1536, 1536))), torch.float32)
     assert can_concatenate(projections(), torch.float32)

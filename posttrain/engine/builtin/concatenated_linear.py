@@ -32,21 +32,18 @@ class ConcatenatedLinear:
         self._key: tuple | None = None
 
     def __call__(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        weight, bias = self._stacked()
-        return onednn_linear._onednn(x, weight, bias).split_with_sizes(self.sizes, dim=-1)
-
-    def _stacked(self) -> tuple[torch.Tensor, torch.Tensor | None]:
         # _parameters, not layer.weight: Module.__getattr__ would cost more than the call saves
         weights = [layer._parameters["weight"] for layer in self.layers]
         biases = [layer._parameters["bias"] for layer in self.layers]
-        key = tuple((t.data_ptr(), t._version) for t in weights + biases if t is not None)
+        key = onednn_linear.cache_key(*weights, *biases)
+        if key is None:  # inference tensors: nothing to cache the stack under, so a call each
+            return tuple(layer(x) for layer in self.layers)
         if key != self._key:
-            with torch.inference_mode(False), torch.no_grad():
-                stacked = torch.cat([weight.detach() for weight in weights])
-                self._weight = torch.ops.mkldnn._reorder_linear_weight(stacked, 128)
+            with torch.inference_mode(False), torch.no_grad():  # kept across steps: ordinary tensors
+                self._weight = onednn_linear.reorder(torch.cat([weight.detach() for weight in weights]))
                 self._bias = None if biases[0] is None else torch.cat([b.detach() for b in biases])
             self._key = key
-        return self._weight, self._bias
+        return onednn_linear._onednn(x, self._weight, self._bias).split_with_sizes(self.sizes, dim=-1)
 
 
 def can_concatenate(layers: list[torch.nn.Module], dtype: torch.dtype) -> bool:
@@ -71,12 +68,12 @@ def columns_agree(groups: tuple[tuple[int, tuple[int, ...]], ...], dtype: torch.
     with torch.inference_mode():
         for in_features, outs in groups:
             weights = [torch.randn(n, in_features, generator=generator).to(dtype) for n in outs]
-            stacked = torch.ops.mkldnn._reorder_linear_weight(torch.cat(weights), 128)
+            stacked = onednn_linear.reorder(torch.cat(weights))
             for rows in (2, 3, 16, 37):
                 x = torch.randn(rows, in_features, generator=generator).to(dtype)
                 together = op(x, stacked, None, "none", [], "").split(list(outs), dim=-1)
                 for weight, part in zip(weights, together, strict=True):
-                    alone = op(x, torch.ops.mkldnn._reorder_linear_weight(weight, 128), None, "none", [], "")
+                    alone = op(x, onednn_linear.reorder(weight), None, "none", [], "")
                     if not torch.equal(alone, part):
                         return False
     return True

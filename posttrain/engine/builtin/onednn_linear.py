@@ -88,15 +88,29 @@ class OneDNNLinear(torch.nn.Linear):
         """The weight in oneDNN's blocked layout, made again whenever the weight tensor is
         replaced or written in place (update_weights, an optimizer step)."""
         weight = self.weight
-        try:
-            key = (weight.data_ptr(), weight._version)
-        except RuntimeError:  # an inference tensor keeps no version counter: do not cache
+        key = cache_key(weight)
+        if key is None:
             return weight
         if key != self._reordered_key:
-            with torch.inference_mode(False), torch.no_grad():
-                self._reordered = torch.ops.mkldnn._reorder_linear_weight(weight.detach(), 128)
+            self._reordered = reorder(weight)
             self._reordered_key = key
         return self._reordered
+
+
+def cache_key(*tensors: torch.Tensor | None) -> tuple | None:
+    """What a weight derived from these tensors is cached under: it changes when one of them is
+    replaced or written in place. None where one is an inference tensor, which keeps no version
+    counter: do not cache."""
+    try:
+        return tuple((t.data_ptr(), t._version) for t in tensors if t is not None)
+    except RuntimeError:
+        return None
+
+
+def reorder(weight: torch.Tensor) -> torch.Tensor:
+    """The weight in oneDNN's blocked layout, as an ordinary tensor usable in any mode."""
+    with torch.inference_mode(False), torch.no_grad():
+        return torch.ops.mkldnn._reorder_linear_weight(weight.detach(), 128)
 
 
 def use_onednn_linear(model: torch.nn.Module) -> torch.nn.Module:
