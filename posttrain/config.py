@@ -126,6 +126,13 @@ class EngineConfig(_Strict):
     jobs_per_replica: int = Field(
         4, ge=1, description="elastic replicas: rollout jobs (waiting + running) one replica is sized for"
     )
+    demand_window_s: float = Field(
+        5.0,
+        ge=0,
+        description="elastic replicas: the work queue is averaged over this many seconds (sampled on a clock), "
+        "so the jobs a step admits at once are not a burst unless they keep the queue long; 0: the queue's "
+        "length at each step boundary",
+    )
 
     @model_validator(mode="after")
     def _speculative_needs_builtin(self) -> EngineConfig:

@@ -17,6 +17,7 @@ Between steps it applies changes from control.json and keeps scheduler.json up t
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -40,6 +41,8 @@ from posttrain.scheduler.elastic import ElasticBounds
 from posttrain.scheduler.factory import make_executor
 from posttrain.scheduler.job import JobFunction
 from posttrain.tasks.domains import DomainMixture
+
+QUEUE_SAMPLE_S = 0.1  # how often the elastic replicas' sizer reads the work queue
 
 
 def max_staleness(config: RunConfig) -> int:
@@ -86,6 +89,8 @@ class ScheduledRollouts:
         _set_mixture_weights(mixture, self.weights)
 
         self.server = self.executor = self.status = self.replicas = None
+        self._sampling: threading.Thread | None = None
+        self._stop_sampling = threading.Event()
         try:
             self.server = EngineServer(
                 engine, partial_rollouts=config.async_.partial_rollouts, host=_service_host(config)
@@ -146,6 +151,16 @@ class ScheduledRollouts:
         self.server.reset_usage()
         self.controller.admit(trained_through)
         self._resize_replicas()
+        if self.replicas is not None and self.replicas.sizer is not None:
+            self._sampling = threading.Thread(target=self._sample_queue, name="replica-demand", daemon=True)
+            self._sampling.start()
+
+    def _sample_queue(self) -> None:
+        """The elastic replicas' view of the work between steps (the pool changes at step
+        boundaries only: this thread measures, publish() acts)."""
+        while not self._stop_sampling.wait(QUEUE_SAMPLE_S):
+            status = self.executor.status()
+            self.replicas.sizer.observe(status["queued"] + status["running"], time.monotonic())
 
     def next_batch(self, step: int) -> ScheduledBatch:
         self.step = step
@@ -249,6 +264,9 @@ class ScheduledRollouts:
         }
 
     def close(self) -> None:
+        self._stop_sampling.set()
+        if self._sampling is not None:
+            self._sampling.join()
         for close in (
             self.status and self.status.close,
             self.executor and self.executor.shutdown,
@@ -276,6 +294,7 @@ class ScheduledRollouts:
             "engine_replicas_grown": self.replicas.grown,
             "engine_replicas_retired": self.replicas.retired,
             "engine_replicas_replaced": self.replicas.replaced,
+            **({"engine_replica_demand_jobs": self.replicas.sizer.demand_jobs} if self.replicas.sizer else {}),
         }
 
     def _scheduler_totals(self) -> dict:
@@ -325,7 +344,7 @@ def _replica_sizer(config: RunConfig) -> ReplicaSizer | None:
     if engine.max_replicas is None:
         return None
     bounds = ElasticBounds(engine.min_replicas, engine.max_replicas, config.scheduler.idle_timeout_s)
-    return ReplicaSizer(bounds, engine.jobs_per_replica)
+    return ReplicaSizer(bounds, engine.jobs_per_replica, engine.demand_window_s)
 
 
 def _service_host(config: RunConfig) -> str | None:

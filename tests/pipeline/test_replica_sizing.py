@@ -1,5 +1,7 @@
 """The elastic replicas' size rule on its own (the Ray run: test_elastic_replicas.py)."""
 
+import pytest
+
 from posttrain.pipeline.replica_sizing import ReplicaSizer
 from posttrain.scheduler.elastic import ElasticBounds
 
@@ -31,3 +33,32 @@ def test_a_replica_grown_later_starts_its_idle_clock_when_it_joins():
     assert rule.target(current=1, jobs=9, now=50.0) == 3
     assert rule.target(current=3, jobs=0, now=54.0) == 3  # ranks 1 and 2 joined at 50.0
     assert rule.target(current=3, jobs=0, now=55.0) == 1
+
+
+def test_the_jobs_a_step_admits_at_once_are_not_a_burst_unless_they_keep_the_queue_long():
+    rule = ReplicaSizer(ElasticBounds(min_workers=1, max_workers=3, idle_timeout_s=5.0), jobs_per_replica=4, window_s=2)
+    for tenth in range(20):
+        rule.observe(jobs=1, now=tenth / 10)
+    assert rule.target(current=1, jobs=6, now=2.0) == 1  # a spike at admission: the last 2 s held 1 job
+    for tenth in range(21, 40):
+        rule.observe(jobs=6, now=tenth / 10)
+    assert rule.target(current=1, jobs=6, now=4.0) == 2  # six jobs for the whole window: a burst
+    assert rule.demand_jobs == pytest.approx(6.0)
+
+
+def test_a_replica_the_averaged_queue_does_not_need_is_let_go_after_the_idle_timeout():
+    rule = ReplicaSizer(ElasticBounds(min_workers=1, max_workers=2, idle_timeout_s=3.0), jobs_per_replica=4, window_s=1)
+    assert rule.target(current=2, jobs=0, now=0.0) == 2  # both ranks start as needed
+    for tenth in range(1, 40):  # admission spikes of 5 jobs, each gone within 0.2 s of a 1 s step
+        rule.observe(jobs=5 if tenth % 10 < 2 else 0, now=tenth / 10)
+    assert rule.target(current=2, jobs=0, now=2.9) == 2  # rank 1 needed at 0.0, and never by the spikes
+    assert rule.target(current=2, jobs=0, now=3.0) == 1
+
+
+def test_the_window_mean_weighs_each_sample_by_how_long_it_held():
+    from posttrain.pipeline.replica_sizing import window_mean
+
+    assert window_mean([(0.0, 4)], now=10.0, window_s=2.0) == 4.0
+    assert window_mean([(0.0, 4), (9.0, 0)], now=10.0, window_s=2.0) == 2.0  # 4 held over (8, 9], 0 over (9, 10]
+    assert window_mean([(9.5, 2), (9.9, 6)], now=10.0, window_s=1.0) == pytest.approx(2.4)  # 2 held from 9.0
+    assert window_mean([(0.0, 4), (9.0, 0)], now=10.0, window_s=0.0) == 0.0  # no window: the latest
