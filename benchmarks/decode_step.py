@@ -103,10 +103,15 @@ def main() -> None:
         "cells": cells,
         "cpu": cpu.describe(),
     }
+    emit(report, args.out)
+
+
+def emit(report: dict, out: Path | None) -> None:
+    """The report as JSON on stdout, and into `out` if given."""
     text = json.dumps(report, indent=2)
     print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    if out:
+        out.write_text(text + "\n")
 
 
 if __name__ == "__main__":

@@ -32,18 +32,26 @@ class ConcatenatedLinear:
         self._key: tuple | None = None
 
     def __call__(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        together = self.stacked(x)
+        if together is None:  # inference tensors: nothing to cache the stack under, so a call each
+            return tuple(layer(x) for layer in self.layers)
+        return together.split_with_sizes(self.sizes, dim=-1)
+
+    def stacked(self, x: torch.Tensor) -> torch.Tensor | None:
+        """The layers' outputs side by side, as one tensor [..., sum(sizes)]; None where the
+        weights are inference tensors (no version counter to key the stack on)."""
         # _parameters, not layer.weight: Module.__getattr__ would cost more than the call saves
         weights = [layer._parameters["weight"] for layer in self.layers]
         biases = [layer._parameters["bias"] for layer in self.layers]
         key = onednn_linear.cache_key(*weights, *biases)
-        if key is None:  # inference tensors: nothing to cache the stack under, so a call each
-            return tuple(layer(x) for layer in self.layers)
+        if key is None:
+            return None
         if key != self._key:
             with torch.inference_mode(False), torch.no_grad():  # kept across steps: ordinary tensors
                 self._weight = onednn_linear.reorder(torch.cat([weight.detach() for weight in weights]))
                 self._bias = None if biases[0] is None else torch.cat([b.detach() for b in biases])
             self._key = key
-        return onednn_linear._onednn(x, self._weight, self._bias).split_with_sizes(self.sizes, dim=-1)
+        return onednn_linear._onednn(x, self._weight, self._bias)
 
 
 def can_concatenate(layers: list[torch.nn.Module], dtype: torch.dtype) -> bool:

@@ -81,26 +81,46 @@ def _attend(
 
 
 def attend_rows(
-    rows: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, scale: float
+    rows: torch.Tensor,
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    mask: torch.Tensor | None,
+    scale: float,
+    excluded: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The arithmetic itself, on N independent (query rows, keys) pairs: rows [N, M, D], keys and
     values [N, L, D], mask bool [N, M, L] (True = attend). Callers arrange their heads and
-    sequences into N however suits their memory layout; the result per row is the same."""
-    count, width = rows.shape[1], keys.shape[1]
+    sequences into N however suits their memory layout; the result per row is the same.
+    `excluded`: excluded_keys(mask), made once for calls that share a mask (every layer of an
+    engine step) instead of `mask`."""
+    count = rows.shape[1]
     padding = MIN_QUERY_ROWS - count
     if padding > 0:
         rows = torch.cat([rows, rows.new_zeros(rows.shape[0], padding, rows.shape[2])], dim=1)
-        mask = torch.cat([mask, mask.new_ones(mask.shape[0], padding, width)], dim=1)
+    if excluded is None:
+        excluded = excluded_keys(mask)
     scores = torch.matmul(rows, keys.transpose(-1, -2)) * scale
-    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-    probs = torch.softmax(scores, dim=-1, dtype=torch.float32).to(values.dtype)
+    scores = scores.masked_fill(excluded, torch.finfo(scores.dtype).min)
+    probs = torch.softmax(scores, dim=-1, dtype=torch.float32)
+    if probs.dtype != values.dtype:
+        probs = probs.to(values.dtype)
     # a last chunk shorter than KEY_CHUNK sums like a full one whose extra weights are zero:
     # one GEMM inner block either way
+    width = keys.shape[1]
     out = None
     for start in range(0, width, KEY_CHUNK):
         part = torch.matmul(probs[..., start : start + KEY_CHUNK], values[:, start : start + KEY_CHUNK])
         out = part if out is None else out + part
     return out[:, :count]
+
+
+def excluded_keys(mask: torch.Tensor) -> torch.Tensor:
+    """The keys each query row of attend_rows must not see: ~mask [N, M, L], with the padding
+    rows it adds up to MIN_QUERY_ROWS (they see every key; their output is dropped)."""
+    padding = MIN_QUERY_ROWS - mask.shape[1]
+    if padding > 0:
+        mask = torch.cat([mask, mask.new_ones(mask.shape[0], padding, mask.shape[2])], dim=1)
+    return ~mask
 
 
 def _hf_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
