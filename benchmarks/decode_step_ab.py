@@ -83,7 +83,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16], help="Sequences decoded together.")
     parser.add_argument("--pairs", type=int, default=4)
     parser.add_argument("--reps", type=int, default=40, help="Re-runs of the captured step per arm and pair.")
-    parser.add_argument("--step", type=int, default=40, help="Capture the sequences' decode step number N together.")
+    parser.add_argument("--step", type=int, default=24, help="Capture the sequences' decode step number N together.")
     parser.add_argument("--max-tokens", type=int, default=80)
     parser.add_argument("--out", type=Path, default=None, help="Also write the JSON here.")
     parser.add_argument("--measure", type=int, default=None, help=argparse.SUPPRESS)
