@@ -1,10 +1,13 @@
 """The forward pass over a paged KV cache, for the Llama-shaped families of model_families.py.
 
 The weights and every layer except attention are the Hugging Face model's own modules (norms,
-projections, rotary embedding, MLP), called exactly as `transformers` calls them, with the
+projections, rotary embedding, MLP), computed as `transformers` computes them, with the
 linear layers switched to oneDNN (onednn_linear.py): the trainer recomputes logprobs through
-the same modules, switched the same way, so engine and trainer share kernels. Attention
-reads keys and values from the paged cache:
+the same modules, switched the same way, so engine and trainer share kernels. A decode step is
+a few rows, so its cost is mostly dispatch: the RMSNorms and the rotation run their arithmetic
+op for op without the module calls and no-op casts, and q and k rotate in one pass (_rms_norm,
+_rotate; the same bits, tests/engine/test_decode_step_ops.py). Attention reads keys and values
+from the paged cache:
 
     k_cache[layer]: [kv_heads, num_blocks * block_size, head_dim]   (slot = block * size + offset)
 
@@ -29,7 +32,6 @@ from __future__ import annotations
 import copy
 
 import torch
-from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 from posttrain.engine.builtin import onednn_linear
 from posttrain.engine.builtin.concatenated_linear import ConcatenatedLinear, can_concatenate, columns_agree
@@ -114,8 +116,7 @@ class ModelRunner:
         slot_mapping = torch.tensor(slots)
         inner = self.model.model
         hidden = inner.embed_tokens(input_ids)
-        cos, sin = inner.rotary_emb(hidden, position_ids)
-        rotation = _rotation(cos, sin)
+        rotation = _rotation(*inner.rotary_emb(hidden, position_ids))
         plan = _AttentionPlan(chunks, self.block_size, padded=padding > 0)
         qkv, gate_up = (self.qkv, self.gate_up) if len(ids) <= STACKED_MAX_ROWS else (None, None)
         plan.use_decode_cache(self.decode_cache, self.k_cache, self.v_cache)
@@ -126,8 +127,6 @@ class ModelRunner:
                 layer.self_attn,
                 layer_index,
                 hidden,
-                cos,
-                sin,
                 rotation,
                 slot_mapping,
                 plan.window(self.windows[layer_index]),
@@ -162,12 +161,11 @@ class ModelRunner:
         total, dim, heads = together.shape[1], self.head_dim, self.num_heads
         rotated = heads + self.num_kv_heads
         qk = together[..., : rotated * dim].view(1, total, rotated, dim).transpose(1, 2)
-        cos, signed_sin = rotation
-        qk = (qk * cos) + (torch.roll(qk, dim // 2, -1) * signed_sin)
+        qk = _rotate(qk, rotation)
         v = together[..., rotated * dim :].view(1, total, self.num_kv_heads, dim).transpose(1, 2)
         return qk[:, :heads], qk[:, heads:], v
 
-    def _attention(self, attn, layer_index, hidden, cos, sin, rotation, slot_mapping, plan: _AttentionPlan, qkv=None):
+    def _attention(self, attn, layer_index, hidden, rotation, slot_mapping, plan: _AttentionPlan, qkv=None):
         total = hidden.shape[1]
         together = qkv.stacked(hidden) if qkv is not None and not self.family.qk_norm else None
         if together is not None:
@@ -180,7 +178,7 @@ class ModelRunner:
                 q, k = attn.q_norm(q), attn.k_norm(k)
             q, k = q.transpose(1, 2), k.transpose(1, 2)
             v = v.view(1, total, -1, self.head_dim).transpose(1, 2)
-            q, k = apply_rotary_pos_emb(q, k, cos, sin)
+            q, k = _rotate(q, rotation), _rotate(k, rotation)
         scaling = attn.scaling
         k_cache, v_cache = self.k_layers[layer_index], self.v_layers[layer_index]
         k_cache[:, slot_mapping] = k[0]
@@ -234,12 +232,17 @@ class ModelRunner:
 
 
 def _rotation(cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin for the one-pass rotation x * cos + roll(x, dim / 2) * signed_sin, made once
-    a step. apply_rotary_pos_emb computes x * cos + rotate_half(x) * sin, rotate_half(x) being
-    [-x2, x1]; roll(x) is [x2, x1] and signed_sin [-sin1, sin2], and (-a) * b == a * (-b) to the
-    bit in IEEE arithmetic: the same bits in 4 ops instead of 7."""
+    """cos and sin [1, 1, tokens, dim] for _rotate, made once a step: sin with its first half negated."""
     half = sin.shape[-1] // 2
     return cos.unsqueeze(1), torch.cat((-sin[..., :half], sin[..., half:]), dim=-1).unsqueeze(1)
+
+
+def _rotate(x: torch.Tensor, rotation: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    """apply_rotary_pos_emb's x * cos + rotate_half(x) * sin, in 4 ops instead of 7 and to the
+    bit: rotate_half(x) is [-x2, x1], roll(x) is [x2, x1], and (-a) * b == a * (-b) exactly in
+    IEEE arithmetic (x [1, heads, tokens, dim])."""
+    cos, signed_sin = rotation
+    return (x * cos) + (torch.roll(x, x.shape[-1] // 2, -1) * signed_sin)
 
 
 def _rms_norm(norm: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
