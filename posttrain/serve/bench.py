@@ -20,9 +20,10 @@ to back in alternating order, and the ratio reported is the median of the per-re
 on a shared machine the load drifts over minutes, and a ratio of two neighbouring cells is
 what stays meaningful.
 
-Where `.venv-vllm` exists (or with vllm="on"), vLLM's own OpenAI server runs the same cells
-after them, plain and with its n-gram speculation (vllm_openai_server.py), and the report adds
-standard/vllm and fast/vllm-ngram ratios of median output tokens/s.
+Where `.venv-vllm` exists (or with vllm="on"), vLLM's own OpenAI server runs the same cells in
+each repeat, after posttrain's, plain and with its n-gram speculation (vllm_openai_server.py),
+and the report adds standard/vllm and fast/vllm-ngram ratios: medians of the per-repeat ratios,
+so that each compares cells run minutes apart rather than a whole run apart.
 """
 
 from __future__ import annotations
@@ -355,7 +356,9 @@ def _run_one(settings: Settings, workload: str, variant: str, concurrency: int) 
 
 
 def run_benchmark(settings: Settings, progress=None) -> dict:
-    """progress(label) is called before each cell."""
+    """progress(label) is called before each cell. Each repeat runs every posttrain cell, then
+    (with vLLM) every vLLM cell, so that a ratio to vLLM compares cells minutes apart, not a
+    whole run apart; ratios are medians of the per-repeat ratios."""
     variants = ("standard", "fast")
     use_vllm = _vllm_enabled(settings)  # before any cell: --vllm on without .venv-vllm fails at once
     report: dict = {
@@ -373,33 +376,38 @@ def run_benchmark(settings: Settings, progress=None) -> dict:
             "server_cpus": list(settings.server_cpus) or None,
         },
     }
-    tok_s: dict[tuple[str, str, int], float] = {}  # median output tok/s of each cell's runs
-    standard_texts: dict[tuple[str, int], list[str]] = {}
-    for workload in settings.workloads:
-        cells: dict = {variant: {} for variant in variants}
-        ratios: dict = {}
-        identical = True
-        for concurrency in settings.concurrencies:
-            runs: dict = {variant: [] for variant in variants}
-            texts: dict = {}
-            for repeat in range(settings.repeats):
+    runs: dict[tuple[str, str, int], list[dict]] = {}  # (workload, variant or vLLM arm, concurrency): by repeat
+    texts: dict[tuple[str, str, int], list[str]] = {}  # the first run's replies
+    repeatable = True  # greedy: every run of a cell replies the same
+    vllm_info: dict = {}
+    for repeat in range(settings.repeats):
+        for workload in settings.workloads:
+            for concurrency in settings.concurrencies:
                 for variant in variants if repeat % 2 == 0 else variants[::-1]:
                     if progress:
                         progress(f"{workload} · {variant} · concurrency {concurrency} · run {repeat + 1}")
                     cell, replies = _run_one(settings, workload, variant, concurrency)
-                    runs[variant].append(cell)
-                    texts.setdefault(variant, replies)
-                    identical = identical and replies == texts[variant]  # greedy: the same every run
-            identical = identical and texts["fast"] == texts["standard"]
-            per_repeat = [f["output_tok_s"] / s["output_tok_s"] for f, s in zip(runs["fast"], runs["standard"])]
-            for variant in variants:
-                tok_s[(workload, variant, concurrency)] = statistics.median(c["output_tok_s"] for c in runs[variant])
-            standard_texts[(workload, concurrency)] = texts["standard"]
+                    runs.setdefault((workload, variant, concurrency), []).append(cell)
+                    first = texts.setdefault((workload, variant, concurrency), replies)
+                    repeatable = repeatable and replies == first
+        if use_vllm:
+            vllm_info = run_vllm_arms(settings, repeat, runs, texts, progress)
+
+    for workload in settings.workloads:
+        cells: dict = {variant: {} for variant in variants}
+        ratios: dict = {}
+        identical = repeatable
+        for concurrency in settings.concurrencies:
+            identical = (
+                identical and texts[(workload, "fast", concurrency)] == texts[(workload, "standard", concurrency)]
+            )
+            per_repeat = _per_repeat(runs, workload, "fast", "standard", concurrency)
             ratios[str(concurrency)] = round(statistics.median(per_repeat), 3)
             for variant in variants:
-                cells[variant][str(concurrency)] = {**runs[variant][0]}  # the first run, and all of them
+                cell_runs = runs[(workload, variant, concurrency)]
+                cells[variant][str(concurrency)] = {**cell_runs[0]}  # the first run, and all of them
                 if settings.repeats > 1:
-                    cells[variant][str(concurrency)]["runs"] = runs[variant]
+                    cells[variant][str(concurrency)]["runs"] = cell_runs
             if settings.repeats > 1:
                 ratios[f"{concurrency}_by_repeat"] = [round(r, 3) for r in per_repeat]
         report["workloads"][workload] = {**cells, "fast_over_standard_tok_s": ratios, "greedy_identical": identical}
@@ -418,7 +426,7 @@ def run_benchmark(settings: Settings, progress=None) -> dict:
         chat = report["workloads"]["chat"]["fast_over_standard_tok_s"]
         goals["chat_fast_never_below_0.95x"] = min(chat[str(c)] for c in settings.concurrencies) >= 0.95
     if use_vllm:
-        report["vllm"] = run_vllm_arms(settings, tok_s, standard_texts, progress)
+        report["vllm"] = _vllm_report(settings, runs, texts, vllm_info)
         if "agent" in report["vllm"]["ratios"]:
             agent = report["vllm"]["ratios"]["agent"]
             goals["agent_standard_at_least_0.9x_vllm"] = min(agent["standard_over_vllm"].values()) >= 0.9
@@ -427,6 +435,12 @@ def run_benchmark(settings: Settings, progress=None) -> dict:
         report["vllm"] = f"not run: {'--vllm off' if settings.vllm == 'off' else '.venv-vllm/bin/vllm is absent'}"
     report["goals"] = goals
     return report
+
+
+def _per_repeat(runs: dict, workload: str, ours: str, theirs: str, concurrency: int) -> list[float]:
+    """ours / theirs output tok/s, repeat by repeat."""
+    pairs = zip(runs[(workload, ours, concurrency)], runs[(workload, theirs, concurrency)], strict=True)
+    return [a["output_tok_s"] / b["output_tok_s"] for a, b in pairs]
 
 
 def _vllm_enabled(settings: Settings) -> bool:
@@ -438,24 +452,18 @@ def _vllm_enabled(settings: Settings) -> bool:
     return found
 
 
-def run_vllm_arms(
-    settings: Settings,
-    tok_s: dict[tuple[str, str, int], float],
-    standard_texts: dict[tuple[str, int], list[str]],
-    progress=None,
-) -> dict:
-    """vLLM's own OpenAI server on the same cells, plain and with n-gram speculation; the
-    ratios are of median output tok/s (the posttrain cells ran earlier in the same command)."""
+def run_vllm_arms(settings: Settings, repeat: int, runs: dict, texts: dict, progress=None) -> dict:
+    """One repeat of vLLM's own OpenAI server on every cell, plain and with n-gram speculation
+    (a server per arm, started for the repeat); the cells go into `runs` and the first replies
+    into `texts` under the arm's name. Returns vLLM's version and thread binding."""
     from posttrain.models.loading import resolve_model_dir
 
     model_dir = resolve_model_dir(settings.model)
-    arms: dict = {}
-    identical: dict = {}
-    version, threads_bind = "?", None
+    info: dict = {}
     with tempfile.TemporaryDirectory(prefix="serve-bench-vllm-") as logs:
         for arm in VLLM_ARMS:
             if progress:
-                progress(f"starting vllm serve ({arm})")
+                progress(f"starting vllm serve ({arm}) · run {repeat + 1}")
             server = VLLMOpenAIServer(
                 arm,
                 model_dir,
@@ -465,49 +473,59 @@ def run_vllm_arms(
                 settings.server_cpus,
             )
             try:
-                version, threads_bind = server.version(), server.omp_threads_bind
+                info = {"version": server.version(), "omp_threads_bind": server.omp_threads_bind}
                 for workload in settings.workloads:
                     for concurrency in settings.concurrencies:
                         requests = requests_for(workload, settings, concurrency)
-                        runs = []
-                        for repeat in range(settings.repeats):
-                            if progress:
-                                progress(f"{workload} · {arm} · concurrency {concurrency} · run {repeat + 1}")
-                            server.reset()
-                            warm_up(server.port, requests, concurrency, settings.model)
-                            before = server.spec_counters()
-                            timings, wall = run_cell(server.port, requests, concurrency, settings.model)
-                            after = server.spec_counters()
-                            acceptance = None
-                            if before is not None and after is not None and after[1] > before[1]:
-                                acceptance = (after[0] - before[0]) / (after[1] - before[1])
-                            runs.append(cell_summary(timings, wall, acceptance))
-                            if arm == "vllm" and repeat == 0:
-                                replies = [t.text for t in timings]
-                                identical.setdefault(workload, {})[str(concurrency)] = replies == standard_texts.get(
-                                    (workload, concurrency)
-                                )
-                        arm_cells = arms.setdefault(arm, {}).setdefault(workload, {})
-                        arm_cells[str(concurrency)] = {**runs[0], **({"runs": runs} if len(runs) > 1 else {})}
-                        tok_s[(workload, arm, concurrency)] = statistics.median(c["output_tok_s"] for c in runs)
+                        if progress:
+                            progress(f"{workload} · {arm} · concurrency {concurrency} · run {repeat + 1}")
+                        server.reset()
+                        warm_up(server.port, requests, concurrency, settings.model)
+                        before = server.spec_counters()
+                        timings, wall = run_cell(server.port, requests, concurrency, settings.model)
+                        after = server.spec_counters()
+                        acceptance = None
+                        if before is not None and after is not None and after[1] > before[1]:
+                            acceptance = (after[0] - before[0]) / (after[1] - before[1])
+                        runs.setdefault((workload, arm, concurrency), []).append(
+                            cell_summary(timings, wall, acceptance)
+                        )
+                        texts.setdefault((workload, arm, concurrency), [t.text for t in timings])
             finally:
                 server.stop()
+    return info
+
+
+def _vllm_report(settings: Settings, runs: dict, texts: dict, info: dict) -> dict:
+    """vLLM's cells, and standard/vllm and fast/vllm-ngram ratios: medians of the per-repeat
+    ratios, each of a repeat's posttrain cell and its vLLM cell."""
+    arms: dict = {}
     ratios: dict = {}
+    identical: dict = {}
     for workload in settings.workloads:
-        ratios[workload] = {
-            name: {
-                str(c): round(tok_s[(workload, ours, c)] / tok_s[(workload, theirs, c)], 3)
-                for c in settings.concurrencies
-            }
-            for name, ours, theirs in (
-                ("standard_over_vllm", "standard", "vllm"),
-                ("fast_over_vllm_ngram", "fast", "vllm-ngram"),
-            )
+        for arm in VLLM_ARMS:
+            for concurrency in settings.concurrencies:
+                cell_runs = runs[(workload, arm, concurrency)]
+                arms.setdefault(arm, {}).setdefault(workload, {})[str(concurrency)] = {
+                    **cell_runs[0],
+                    **({"runs": cell_runs} if len(cell_runs) > 1 else {}),
+                }
+        ratios[workload] = {}
+        for name, ours, theirs in (
+            ("standard_over_vllm", "standard", "vllm"),
+            ("fast_over_vllm_ngram", "fast", "vllm-ngram"),
+        ):
+            by_repeat = {c: _per_repeat(runs, workload, ours, theirs, c) for c in settings.concurrencies}
+            ratios[workload][name] = {str(c): round(statistics.median(r), 3) for c, r in by_repeat.items()}
+            if settings.repeats > 1:
+                ratios[workload][f"{name}_by_repeat"] = {str(c): [round(x, 3) for x in r] for c, r in by_repeat.items()}
+        identical[workload] = {
+            str(c): texts[(workload, "vllm", c)] == texts[(workload, "standard", c)] for c in settings.concurrencies
         }
     return {
-        "version": version,
+        "version": info.get("version", "?"),
         "ngram": NGRAM_SPECULATION,
-        "omp_threads_bind": threads_bind,
+        "omp_threads_bind": info.get("omp_threads_bind"),
         "cells": arms,
         "ratios": ratios,
         # vLLM's kernels and (for chat) its chat template differ from the builtin engine's, so

@@ -26,3 +26,20 @@ def test_a_chat_cell_runs_both_variants_and_reports_their_ratio(tmp_path):
     assert chat["greedy_identical"] is True and report["goals"]["greedy_identical"] is True
     assert report["vllm"] == "not run: --vllm off"
     assert "cpu" in report
+
+
+def test_the_ratios_to_vllm_pair_each_repeat_with_its_own_vllm_cells():
+    from posttrain.serve.bench import Settings, _vllm_report
+
+    settings = Settings(workloads=("agent",), concurrencies=(1,), repeats=2)
+    tok_s = {"standard": [30.0, 20.0], "fast": [60.0, 40.0], "vllm": [30.0, 40.0], "vllm-ngram": [50.0, 50.0]}
+    runs = {("agent", arm, 1): [{"output_tok_s": v} for v in values] for arm, values in tok_s.items()}
+    texts = {("agent", arm, 1): ["same"] for arm in tok_s}
+    report = _vllm_report(settings, runs, texts, {"version": "0.32.0"})
+    ratios = report["ratios"]["agent"]
+    # repeat by repeat: 30/30 and 20/40; the medians of the totals would say 25/35
+    assert ratios["standard_over_vllm_by_repeat"]["1"] == [1.0, 0.5]
+    assert ratios["standard_over_vllm"]["1"] == 0.75
+    assert ratios["fast_over_vllm_ngram_by_repeat"]["1"] == [1.2, 0.8]
+    assert report["cells"]["vllm"]["agent"]["1"]["runs"] == runs[("agent", "vllm", 1)]
+    assert report["greedy_identical_to_standard"] == {"agent": {"1": True}}
