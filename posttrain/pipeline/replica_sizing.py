@@ -37,28 +37,27 @@ class ReplicaSizer:
     def observe(self, jobs: int, now: float) -> None:
         """The queue's length at `now`; the ranks it needs count as needed then."""
         with self._lock:
-            self._samples.append((now, jobs))
-            while len(self._samples) > 1 and self._samples[1][0] <= now - self.window_s:
-                self._samples.popleft()  # the sample in force at the window's start stays
-            demand = self._demand(now)
-            for rank in range(min(demand, len(self._needed_at))):
-                self._needed_at[rank] = now
+            self._observe(jobs, now)
 
     def target(self, current: int, jobs: int, now: float) -> int:
-        self.observe(jobs, now)
         with self._lock:
-            demand = self._demand(now)
             self._needed_at = (self._needed_at + [now] * current)[:current]  # a new rank starts as needed now
-            for rank in range(min(demand, current)):
-                self._needed_at[rank] = now
+            demand = self._observe(jobs, now)
             idle_for = [now - self._needed_at[rank] for rank in range(demand, current)]
             target = self.bounds.target(current, demand, idle_for)
             self._needed_at = (self._needed_at + [now] * target)[:target]  # the ranks grown now start needed
             return target
 
-    def _demand(self, now: float) -> int:
+    def _observe(self, jobs: int, now: float) -> int:
+        """Add the sample, mark the ranks the averaged work needs as needed now; the demand."""
+        self._samples.append((now, jobs))
+        while len(self._samples) > 1 and self._samples[1][0] <= now - self.window_s:
+            self._samples.popleft()  # the sample in force at the window's start stays
         self.demand_jobs = window_mean(list(self._samples), now, self.window_s)
-        return math.ceil(round(self.demand_jobs / self.jobs_per_replica, 9))
+        demand = math.ceil(round(self.demand_jobs / self.jobs_per_replica, 9))
+        for rank in range(min(demand, len(self._needed_at))):
+            self._needed_at[rank] = now
+        return demand
 
 
 def window_mean(samples: list[tuple[float, int]], now: float, window_s: float) -> float:
