@@ -30,10 +30,10 @@ lint: setup
 # that module fixtures (a server, a browser) are shared; one torch thread per worker.
 TEST_WORKERS ?= 2
 test: lint
-	$(PY) -m pytest -q -ra -n $(TEST_WORKERS) --dist loadfile --durations=25
+	$(PY) -m pytest -q -ra -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 test-fast: lint
-	$(PY) -m pytest -q -ra -n $(TEST_WORKERS) --dist loadfile -m "not slow"
+	$(PY) -m pytest -q -ra -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow"
 
 bench: setup
 	OMP_NUM_THREADS=2 $(PY) benchmarks/grpo_vs_trl.py --out docs/grpo_vs_trl.json

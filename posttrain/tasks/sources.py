@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from posttrain.errors import TaskSourceError
+from posttrain.tasks.reasoning_gym_import import import_reasoning_gym
 from posttrain.tasks.records import Task
 from posttrain.tasks.verifiers import VERIFIERS
 
@@ -47,7 +48,7 @@ class ReasoningGymSource:
         prompt_template: str,
         answer_extraction: str,
     ) -> None:
-        import reasoning_gym
+        reasoning_gym = import_reasoning_gym()
         from reasoning_gym.factory import DATASETS
 
         if generator not in DATASETS:

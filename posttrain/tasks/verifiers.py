@@ -20,6 +20,7 @@ from functools import cache
 
 from posttrain.tasks.answer_extraction import extract_answer
 from posttrain.tasks.custom_rewards import PREFIX, RewardFunctionError, call_reward_function, parse_reward_function
+from posttrain.tasks.reasoning_gym_import import import_reasoning_gym
 from posttrain.tasks.records import Reward, Task
 from posttrain.tasks.scene.verifier import verify_scene
 
@@ -73,9 +74,7 @@ def _parse_math(text: str):
 
 @cache
 def _gym_scorer(name: str):
-    import reasoning_gym
-
-    return reasoning_gym.create_dataset(name, seed=0, size=1)
+    return import_reasoning_gym().create_dataset(name, seed=0, size=1)
 
 
 def verify_reasoning_gym(text: str, task: Task) -> Reward:

@@ -10,6 +10,8 @@ logprob gap of a LoRA run is float noise (~1e-6), not 0.0, and `logprob_mismatch
 
 from __future__ import annotations
 
+import sys
+
 import torch
 
 from posttrain.config import LoraConfig
@@ -47,6 +49,8 @@ def load_lora(model: torch.nn.Module, adapter_dir) -> torch.nn.Module:
 
 
 def is_lora(model: torch.nn.Module) -> bool:
+    if "peft" not in sys.modules:  # no PeftModel can exist yet, and importing peft takes ~1 s
+        return False
     from peft import PeftModel
 
     return isinstance(model, PeftModel)
