@@ -30,7 +30,7 @@ lint: setup
 # that module fixtures (a server, a browser) are shared; one torch thread per worker.
 TEST_WORKERS ?= 2
 test: lint
-	$(PY) -m pytest -q -ra -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
+	$(PY) -m pytest -q -ra -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=60
 
 test-fast: lint
 	$(PY) -m pytest -q -ra -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow"
