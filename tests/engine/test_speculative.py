@@ -86,7 +86,8 @@ def test_verification_keeps_the_sampling_distribution():
 
 def test_speculation_follows_the_measured_rates_per_batch_size():
     """Untried choices are tried first; then the faster one wins, with an occasional retry of
-    the other; batch sizes are measured apart."""
+    the other (16 steps after a new verdict, then twice as long after each retry that keeps
+    it); batch sizes are measured apart."""
     policy = SpeculationPolicy()
     policy.acceptance = 1.0  # drafts always accepted: the acceptance gate lets every token through
     seqs = []
@@ -98,8 +99,9 @@ def test_speculation_follows_the_measured_rates_per_batch_size():
     policy.rates.record(4, True, tokens=6, seconds=1.0)
     assert policy.plan(seqs, 1000) == {}  # plain: not measured yet
     policy.rates.record(4, False, tokens=4, seconds=0.5)
-    choices = [bool(policy.plan(seqs, 1000)) for _ in range(EXPLORE_EVERY * 2)]
-    assert choices.count(True) == 2  # plain is faster (8 tok/s against 6): speculation only to re-check
+    choices = [bool(policy.plan(seqs, 1000)) for _ in range(EXPLORE_EVERY * 7)]
+    # plain is faster (8 tok/s against 6): speculation only to re-check, at growing intervals
+    assert [i for i, speculated in enumerate(choices) if speculated] == [15, 15 + 32, 15 + 32 + 64]
     assert policy.plan(seqs[:1], 1000)  # one sequence is another bucket, not measured yet
     policy.rates.record(4, True, tokens=40, seconds=1.0)
     policy.rates.record(4, True, tokens=40, seconds=1.0)

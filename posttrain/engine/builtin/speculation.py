@@ -9,10 +9,13 @@ one sequence a pass costs about the same for 1 or 9 tokens (reading the weights 
 also gives up the decode fast path (its attention gathers the context from the paged cache).
 No formula captures all of that on every CPU, so the engine measures it: for each batch size
 (in powers of two) it keeps the tokens per second of pure decode steps with and without drafts
-(moving averages), speculates only where speculating has been faster, and every EXPLORE_EVERY
-steps tries the other choice once to follow drift (contexts grow, acceptance changes). A
-choice not yet measured is tried first. So at high concurrency, where drafts do not pay,
-speculation switches itself off after a few steps.
+(moving averages), speculates only where speculating has been faster, and now and then tries
+the other choice once to follow drift (contexts grow, acceptance changes): EXPLORE_EVERY
+steps after a new verdict, then twice as long after each re-check that keeps it, up to
+MAX_EXPLORE_EVERY (a re-check of drafting where it does not pay costs a slow step: at 16
+sequences on an AVX2-only EPYC, 0.6 s against 0.35 s, which every 16 steps cost the fast
+variant ~4%). A choice not yet measured is tried first. So at high concurrency, where drafts
+do not pay, speculation switches itself off after a few steps.
 
 Measuring alone is not enough at high concurrency: a step's tokens per second rewards extra
 tokens to any sequence, but with a pass costing nearly the same for 1 or 16 sequences a batch
@@ -25,6 +28,13 @@ tokens whose chance of acceptance (estimate ** position) is at least
 batch / (batch + BREAK_EVEN_BATCH): none needed at one sequence, 0.5 at 16. Where drafts are
 rarely accepted (short chat answers) a large batch then drafts almost nothing and costs what
 the standard variant costs; agents, whose drafts are mostly accepted, keep theirs.
+
+The bar is a constant, not measured: a bar computed from the moving averages (the seconds a
+draft token adds to a step over the seconds a plain step spends per token) was tried on an
+AVX2-only EPYC. At 16 sequences it rose to 1 (no drafts: there a verify step cost 0.63 s
+against 0.38 s), which the on/off choice above does anyway, and paired serve-bench runs showed
+no gain over the constant (fast / standard 1.33 and 1.26 at 4 clients against 1.37 and 1.23;
+1.14 and 1.00 at 16 against 1.04 and 1.22).
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ from posttrain.engine.builtin.drafters import OutputHistory, PromptLookup
 from posttrain.engine.builtin.sequence import Sequence
 
 EXPLORE_EVERY = 16
+MAX_EXPLORE_EVERY = 128
 # the batch size at which a draft token must be accepted half the time to be worth its cost
 BREAK_EVEN_BATCH = 16
 ACCEPTANCE_SMOOTHING = 0.3
@@ -47,6 +58,9 @@ class DecodeRates:
     smoothing: float = 0.3
     rates: dict[tuple[int, bool], float] = field(default_factory=dict)
     steps: dict[int, int] = field(default_factory=dict)
+    better: dict[int, bool] = field(default_factory=dict)  # the verdict: is speculating faster
+    interval: dict[int, int] = field(default_factory=dict)  # steps between re-checks of it
+    next_check: dict[int, int] = field(default_factory=dict)
 
     @staticmethod
     def bucket(batch: int) -> int:
@@ -61,7 +75,16 @@ class DecodeRates:
         if speculative is None or plain is None:
             return speculative is None
         better = speculative > plain
-        return not better if step % EXPLORE_EVERY == EXPLORE_EVERY - 1 else better
+        if self.better.get(bucket) != better:  # a new verdict: re-check it soon
+            self.better[bucket] = better
+            self.interval[bucket] = EXPLORE_EVERY
+            self.next_check[bucket] = step + EXPLORE_EVERY - 1
+        if step < self.next_check[bucket]:
+            return better
+        # re-check the other choice; each re-check that keeps the verdict doubles the wait
+        self.interval[bucket] = min(2 * self.interval[bucket], MAX_EXPLORE_EVERY)
+        self.next_check[bucket] = step + self.interval[bucket]
+        return not better
 
     def record(self, batch: int, speculated: bool, tokens: int, seconds: float) -> None:
         key = (self.bucket(batch), speculated)
