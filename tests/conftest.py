@@ -16,6 +16,10 @@ import pytest
 import torch
 from transformers.utils import logging as hf_logging
 
+from tests.forked_cli import install as fork_cli_commands
+
+fork_cli_commands()  # `python -m posttrain.cli` processes start from a preloaded interpreter
+
 hf_logging.set_verbosity_error()
 hf_logging.disable_progress_bar()
 
