@@ -13,10 +13,12 @@ environment, and runs `posttrain.cli` as `-m` would, exiting as a fresh interpre
 Only the start-up is shared.
 
 A command with options a forked child cannot honour (shell, executable, pass_fds, a
-preexec_fn other than conftest's sigint_as_in_a_terminal, another user), or whose environment
-differs in a variable read at import time (HF_*, TRANSFORMERS_*, OMP_*, PYTHON*, ...) from every
-zygote so far (at most MAX_ZYGOTES, each started with such an environment), runs as a normal
-subprocess. POSTTRAIN_TEST_FORK_CLI=0 turns the whole thing off.
+preexec_fn other than conftest's sigint_as_in_a_terminal, another user) runs as a normal
+subprocess. One whose environment differs in a variable read at import time (HF_*,
+TRANSFORMERS_*, OMP_*, PYTHON*, ...) from the zygotes so far gets a zygote of its own: at most
+MAX_ZYGOTES run, the least recently used idle one making room, and a command finding none idle
+runs as a normal subprocess. POSTTRAIN_TEST_FORK_CLI=0 turns the whole thing off; in a
+command's own environment, it starts that command afresh.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import struct
 import subprocess
 import sys
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -275,6 +278,7 @@ class _Zygote:
         self.control = ours
         self.lock = threading.Lock()
         self.exits: dict[int, int] = {}
+        self.running: set[int] = set()
         self.replies: list[dict] = []
         self.buffer = bytearray()
         with self.lock:
@@ -303,7 +307,10 @@ class _Zygote:
             del self.buffer[: 4 + length]
             if "exited" in message:
                 self.exits[message["exited"]] = message["status"]
+                self.running.discard(message["exited"])
             else:
+                # an exit of this pid read before its start is an earlier child's, never waited for
+                self.exits.pop(message.get("started"), None)
                 self.replies.append(message)
 
     def close(self) -> None:
@@ -316,7 +323,16 @@ class _Zygote:
             _send_message(self.control, request, fds)
             while not self.replies:
                 self._pump(None)
-            return self.replies.pop(0).get("started")
+            pid = self.replies.pop(0).get("started")
+            if pid is not None:
+                self.running.add(pid)
+            return pid
+
+    def idle(self) -> bool:
+        """No child of it is running (one still running would lose its exit status with it)."""
+        with self.lock:
+            self._pump(0.0)
+            return not self.running
 
     def status(self, pid: int, block: bool) -> int | None:
         """The wait status of a child, or None while it runs (block: until it ends)."""
@@ -330,7 +346,7 @@ class _Zygote:
                 return None
 
 
-_zygotes: dict[tuple, _Zygote] = {}
+_zygotes: OrderedDict[tuple, _Zygote] = OrderedDict()  # least recently used first
 _zygotes_lock = threading.Lock()
 
 
@@ -340,12 +356,18 @@ def _sigint_default() -> None:
 
 
 def _zygote_for(env: dict) -> _Zygote | None:
+    """The zygote for this environment, started if need be; when MAX_ZYGOTES run, the least
+    recently used idle one is stopped to make room (None if every one has a child running)."""
     key = import_time_environment(env)
     with _zygotes_lock:
         if key not in _zygotes:
             if len(_zygotes) >= MAX_ZYGOTES:
-                return None
+                idle = next((k for k, zygote in _zygotes.items() if zygote.idle()), None)
+                if idle is None:
+                    return None
+                _zygotes.pop(idle).close()
             _zygotes[key] = _Zygote(env)
+        _zygotes.move_to_end(key)
         return _zygotes[key]
 
 
@@ -362,8 +384,10 @@ class ForkingPopen(_RealPopen):
 
     _zygote: _Zygote | None = None
 
-    def _forkable(self, args, executable, preexec_fn, pass_fds, shell, extra) -> bool:
+    def _forkable(self, args, executable, preexec_fn, pass_fds, shell, extra, env) -> bool:
         if not (enabled() and is_cli_command(args)) or shell or executable or pass_fds:
+            return False
+        if env is not None and env.get("POSTTRAIN_TEST_FORK_CLI") == "0":  # a test's own opt-out
             return False
         if preexec_fn is not None and getattr(preexec_fn, "__name__", "") != "sigint_as_in_a_terminal":
             return False
@@ -376,7 +400,7 @@ class ForkingPopen(_RealPopen):
         gid, gids, uid, umask, start_new_session, *rest = call[17:]
         ids = (gid, uid, None if umask in (None, -1) else umask, None if not gids else gids, *rest)
         zygote = None
-        if self._forkable(args, executable, preexec_fn, pass_fds, shell, ids):
+        if self._forkable(args, executable, preexec_fn, pass_fds, shell, ids, env):
             environment = dict(os.environ if env is None else env)
             zygote = _zygote_for({k: str(v) for k, v in environment.items()})
         pid = None

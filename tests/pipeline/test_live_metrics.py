@@ -27,7 +27,9 @@ def test_a_live_run_serves_its_engine_scheduler_and_latest_step(tmp_path, tiny_c
         config.read_text().replace("[model]", 'mode = "async"\n[model]', 1) + "[logging]\nmetrics_port = 0\n"
     )
     out = tmp_path / "run"
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "200"}
+    # started afresh, not forked (tests/forked_cli.py): in one full-suite run on the AVX2 EPYC
+    # the forked run did not exit within 120 s of its SIGINT; not reproduced alone or under load
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "200", "POSTTRAIN_TEST_FORK_CLI": "0"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "posttrain.cli", "train", str(config), "--out", str(out)],
         cwd=ROOT,

@@ -22,8 +22,10 @@ def hold(payload, ctx):
     """Writes its pid to payload["marker"] and waits until cancelled (-> Preempted), until
     payload["release"] exists, or for payload["seconds"]."""
     marker = payload.get("marker")
-    if marker:
-        Path(marker).write_text(str(os.getpid()))
+    if marker:  # written whole: a test reads it as soon as it exists
+        partial = Path(f"{marker}.partial")
+        partial.write_text(str(os.getpid()))
+        partial.replace(marker)
     deadline = time.monotonic() + payload.get("seconds", 60.0)
     release = payload.get("release")
     while time.monotonic() < deadline:
