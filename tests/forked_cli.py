@@ -264,6 +264,8 @@ def _zygote_main(control_fd: int) -> None:
 
 class _Zygote:
     def __init__(self, env: dict) -> None:
+        from tests.conftest import sigint_as_in_a_terminal  # (conftest imports this module)
+
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.process = _RealPopen(
             [sys.executable, str(Path(__file__).resolve()), str(theirs.fileno())],
@@ -272,7 +274,7 @@ class _Zygote:
             pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            preexec_fn=_sigint_default,
+            preexec_fn=sigint_as_in_a_terminal,
         )
         theirs.close()
         self.control = ours
@@ -350,11 +352,6 @@ _zygotes: OrderedDict[tuple, _Zygote] = OrderedDict()  # least recently used fir
 _zygotes_lock = threading.Lock()
 
 
-def _sigint_default() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
 def _zygote_for(env: dict) -> _Zygote | None:
     """The zygote for this environment, started if need be; when MAX_ZYGOTES run, the least
     recently used idle one is stopped to make room (None if every one has a child running)."""
@@ -398,18 +395,18 @@ class ForkingPopen(_RealPopen):
         (args, executable, preexec_fn, _, pass_fds, cwd, env, _, _, shell) = call[:10]
         p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite = call[10:16]
         gid, gids, uid, umask, start_new_session, *rest = call[17:]
-        ids = (gid, uid, None if umask in (None, -1) else umask, None if not gids else gids, *rest)
+        ids = (gid, gids or None, uid, umask, *rest)  # None or -1 where the command sets none
         zygote = None
         if self._forkable(args, executable, preexec_fn, pass_fds, shell, ids, env):
-            environment = dict(os.environ if env is None else env)
-            zygote = _zygote_for({k: str(v) for k, v in environment.items()})
+            environment = {str(k): str(v) for k, v in (os.environ if env is None else env).items()}
+            zygote = _zygote_for(environment)
         pid = None
         if zygote is not None:
             sigint = signal.getsignal(signal.SIGINT)
             request = {
                 "args": [str(a) for a in args[3:]],
                 "cwd": str(Path(cwd).resolve()) if cwd is not None else os.getcwd(),
-                "env": {str(k): str(v) for k, v in environment.items()},
+                "env": environment,
                 "new_session": bool(start_new_session),
                 "sigint_ignored": preexec_fn is None and sigint == signal.SIG_IGN,
             }

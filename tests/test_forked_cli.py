@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from posttrain.scheduler.local_cluster import free_port
 from tests.forked_cli import ForkingPopen, _RealPopen, close_zygote, enabled
 
 CLI = [sys.executable, "-m", "posttrain.cli"]
@@ -20,12 +21,6 @@ pytestmark = pytest.mark.skipif(not enabled(), reason="POSTTRAIN_TEST_FORK_CLI=0
 
 def parent_of(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def fresh_run(args: list[str], **options) -> subprocess.CompletedProcess:
