@@ -32,3 +32,25 @@ def s3_bucket(s3_server, monkeypatch):
     name = f"runs-{uuid.uuid4().hex[:8]}"
     boto3.client("s3").create_bucket(Bucket=name)
     return name
+
+
+@pytest.fixture
+def machine_cache(tmp_path):
+    """machine_cache(NAME) -> the $POSTTRAIN_CACHE of another machine that has never seen a run
+    (no working copies, no outputs), but has the converted SmolLM2 that every machine makes once:
+    a link to this one's. Converting the GGUF again costs ~35 s of CPU per machine and is no part
+    of what a fresh machine's resume tests."""
+    from posttrain.cache import cache_dir
+    from posttrain.models.smollm2 import smollm2_dir
+
+    models = smollm2_dir().parent
+    assert models == cache_dir() / "models"
+
+    def make(name: str):
+        root = tmp_path / name
+        root.mkdir(parents=True, exist_ok=True)
+        if not (root / "models").exists():
+            (root / "models").symlink_to(models, target_is_directory=True)
+        return root
+
+    return make

@@ -36,11 +36,11 @@ def train(args: list[str], cache: Path, fault: str | None = None) -> subprocess.
 
 @pytest.mark.slow
 def test_a_run_that_lives_at_a_url_resumes_on_a_machine_that_never_saw_it(
-    tmp_path, tiny_config, s3_bucket, monkeypatch
+    tiny_config, s3_bucket, machine_cache, monkeypatch
 ):
     url = f"s3://{s3_bucket}/runs/tiny"
     config = tiny_config(steps=4, checkpoint_every=2)
-    machine_a, machine_b = tmp_path / "a", tmp_path / "b"
+    machine_a, machine_b = machine_cache("a"), machine_cache("b")
     first = train([str(config), "--out", url], machine_a, fault="raise:train_step@3")
     assert first.returncode != 0 and "FaultInjected" in first.stderr, first.stderr[-3000:]
     monkeypatch.setenv("POSTTRAIN_CACHE", str(machine_a))
@@ -68,8 +68,8 @@ def test_a_run_that_lives_at_a_url_resumes_on_a_machine_that_never_saw_it(
     assert summary["steps"] == 4 and summary["resumed"] is True
 
 
-def test_out_url_mistakes_are_one_error_line(tmp_path, tiny_config, s3_bucket, monkeypatch):
-    monkeypatch.setenv("POSTTRAIN_CACHE", str(tmp_path / "cache"))
+def test_out_url_mistakes_are_one_error_line(tiny_config, s3_bucket, machine_cache, monkeypatch):
+    monkeypatch.setenv("POSTTRAIN_CACHE", str(machine_cache("cache")))
     url = f"s3://{s3_bucket}/runs/none"
     config = tiny_config(steps=2)
 
@@ -91,12 +91,12 @@ def test_out_url_mistakes_are_one_error_line(tmp_path, tiny_config, s3_bucket, m
     assert not ArtifactStore(url).exists("config.toml")  # --check writes nothing, there either
 
 
-def test_an_eval_at_a_url_is_published_and_resumes_from_it_elsewhere(tmp_path, s3_bucket, monkeypatch):
+def test_an_eval_at_a_url_is_published_and_resumes_from_it_elsewhere(s3_bucket, machine_cache, monkeypatch):
     """`posttrain eval --out s3://...`: the results are published when the command ends; the
     same command on another machine fetches them and has nothing left to run."""
     url = f"s3://{s3_bucket}/evals/longctx"
     args = ["eval", "--tasks", "longctx:all:1k:1", "--agent", "oracle", "--out", url]
-    monkeypatch.setenv("POSTTRAIN_CACHE", str(tmp_path / "a"))
+    monkeypatch.setenv("POSTTRAIN_CACHE", str(machine_cache("a")))
     first = CliRunner().invoke(app, args)
     assert first.exit_code == 0, first.output[-3000:]
     store = ArtifactStore(url)
@@ -104,7 +104,7 @@ def test_an_eval_at_a_url_is_published_and_resumes_from_it_elsewhere(tmp_path, s
     assert f"published {len(store.relative_files())} files to {url}" in first.output
     rows = store.fs.cat_file(f"{store.root}/results.jsonl").decode().splitlines()
 
-    monkeypatch.setenv("POSTTRAIN_CACHE", str(tmp_path / "b"))
+    monkeypatch.setenv("POSTTRAIN_CACHE", str(machine_cache("b")))
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0, again.output[-3000:]
     assert "files fetched from it" in again.output

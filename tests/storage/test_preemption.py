@@ -111,7 +111,7 @@ def resume_from(url: str, out: Path | None = None, cache: Path | None = None) ->
 @pytest.mark.slow
 @pytest.mark.parametrize(("mode", "where"), [("sync", "[storage] url"), ("async", "--out URL")])
 def test_sigterm_publishes_in_flight_state_and_a_fresh_machine_resumes_losslessly(
-    mode, where, tmp_path, tiny_config, s3_bucket, monkeypatch
+    mode, where, tmp_path, tiny_config, s3_bucket, machine_cache, monkeypatch
 ):
     """sync: published through [storage] url, resumed with --resume --out NEW_DIR --from URL;
     async: the run lives at --out s3://..., resumed with --resume --out s3://... on another
@@ -129,7 +129,7 @@ def test_sigterm_publishes_in_flight_state_and_a_fresh_machine_resumes_losslessl
     )
     assert done.returncode == 0, done.stderr[-3000:]
 
-    machine_a, machine_b = tmp_path / "machine-a", tmp_path / "machine-b"
+    machine_a, machine_b = machine_cache("machine-a"), machine_cache("machine-b")
     if by_url:
         monkeypatch.setenv("POSTTRAIN_CACHE", str(machine_a))
         spot, fresh = working_copy(url), None
