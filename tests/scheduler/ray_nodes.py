@@ -6,7 +6,7 @@ from posttrain.scheduler.local_cluster import FAST_HEALTH_CHECK, ROOT, RayNode, 
 
 RayHead = RayNode  # a head is a RayNode started without `head=`
 
-__all__ = ["FAST_HEALTH_CHECK", "ROOT", "RayHead", "RayNode", "connect", "free_port", "wait_for"]
+__all__ = ["FAST_HEALTH_CHECK", "ROOT", "RayHead", "RayNode", "connect", "free_port", "start_joined", "wait_for"]
 
 
 def wait_for(condition, what: str, timeout: float = 120.0) -> None:
@@ -14,6 +14,26 @@ def wait_for(condition, what: str, timeout: float = 120.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"{what} within {timeout} s"
         time.sleep(0.3)
+
+
+def start_joined(temp, head: int, resources: dict, joined, what: str, attempts: int = 3, **flags) -> RayNode:
+    """A worker node started and seen in the cluster (`joined()` true). Under FAST_HEALTH_CHECK a
+    raylet that misses three 0.5 s health checks while it starts on a loaded machine (the other
+    test worker busy on both cores) is declared dead by the head and exits, and `ray start
+    --block` with it: such a node is started again, up to `attempts` times."""
+    for _ in range(attempts):
+        node = RayNode(temp, head=head, resources=resources, **flags)
+        deadline = time.monotonic() + 120
+        while node.alive():
+            if joined():
+                return node
+            if time.monotonic() > deadline:
+                node.stop()
+                raise AssertionError(f"{what} within 120 s")
+            time.sleep(0.3)
+        node.stop()
+        print(f"{what}: its `ray start` exited (code {node.process.returncode}) while joining; starting it again")
+    raise AssertionError(f"{what}: its `ray start` exited while joining, {attempts} times")
 
 
 def connect(port: int, monkeypatch) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scheduler.ray_nodes import FAST_HEALTH_CHECK, RayNode, connect, wait_for
+from tests.scheduler.ray_nodes import FAST_HEALTH_CHECK, RayNode, connect, start_joined, wait_for
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
 
@@ -39,8 +39,8 @@ def test_a_run_survives_losing_a_worker_node_and_the_rejoined_node_gets_work(tmp
     try:
         connect(head.port, monkeypatch)
         for name in ("node_a", "node_b"):  # one after the other: two joining at once time out here
-            nodes.append(RayNode(temp, head=head.port, resources={"rollout": 1, name: 1}, **NODE))
-            wait_for(lambda name=name: nodes_with(name), f"{name} joins")
+            joined = partial(nodes_with, name)
+            nodes.append(start_joined(temp, head.port, {"rollout": 1, name: 1}, joined, f"{name} joins", **NODE))
         config = tiny_config(steps=STEPS, checkpoint_every=STEPS)
         config.write_text(
             config.read_text().replace("threads = 1\n", 'threads = 1\nmode = "async"\n')
@@ -52,8 +52,8 @@ def test_a_run_survives_losing_a_worker_node_and_the_rejoined_node_gets_work(tmp
         def lose_node_a_and_restart_it():
             wait_for(lambda: metrics.is_file() and len(metrics.read_text().splitlines()) >= 2, "two steps")
             nodes[1].kill()
-            nodes[1] = RayNode(temp, head=head.port, resources={"rollout": 1, "node_a": 1}, **NODE)
-            wait_for(lambda: nodes_with("node_a"), "node_a rejoins")
+            joined = partial(nodes_with, "node_a")
+            nodes[1] = start_joined(temp, head.port, {"rollout": 1, "node_a": 1}, joined, "node_a rejoins", **NODE)
             rejoined.extend(nodes_with("node_a"))
 
         chaos = threading.Thread(target=lose_node_a_and_restart_it, daemon=True)
