@@ -23,14 +23,13 @@ def start_joined(temp, head: int, resources: dict, joined, what: str, attempts: 
     --block` with it: such a node is started again, up to `attempts` times."""
     for _ in range(attempts):
         node = RayNode(temp, head=head, resources=resources, **flags)
-        deadline = time.monotonic() + 120
-        while node.alive():
-            if joined():
-                return node
-            if time.monotonic() > deadline:
-                node.stop()
-                raise AssertionError(f"{what} within 120 s")
-            time.sleep(0.3)
+        try:
+            wait_for(lambda node=node: joined() or not node.alive(), what)
+        except AssertionError:
+            node.stop()  # not the caller's yet: nothing else would stop it
+            raise
+        if node.alive():
+            return node
         node.stop()
         print(f"{what}: its `ray start` exited (code {node.process.returncode}) while joining; starting it again")
     raise AssertionError(f"{what}: its `ray start` exited while joining, {attempts} times")
