@@ -79,6 +79,10 @@ def build_server(settings: ServerSettings):
     return create_app(served, worker, metrics), worker, metrics
 
 
+# positions a server reserves per decode-cache row at start: 16 rows of SmolLM2 take 750 MB
+DECODE_CACHE_POSITIONS = 1024
+
+
 def _builtin_engine(settings: ServerSettings, model_name: str):
     """(engine, tokenizer, context length, vocabulary size)"""
     tokenizer = load_tokenizer(model_name)
@@ -93,6 +97,12 @@ def _builtin_engine(settings: ServerSettings, model_name: str):
         speculative=settings.variant == "fast",
     )
     context = getattr(model.config, "max_position_embeddings", None) or 2048
+    # the decode cache's rows for every admitted request, allocated now rather than in the first
+    # busy steps (decode_cache.py); a longer sequence still grows it
+    reserved = min(settings.max_model_len or context, context, DECODE_CACHE_POSITIONS)
+    engine.runner.decode_cache.reserve(settings.max_concurrency, reserved) or engine.runner.decode_cache.reserve(
+        settings.max_concurrency, reserved // 4
+    )
     return engine, tokenizer, context, model.config.vocab_size
 
 

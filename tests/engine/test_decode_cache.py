@@ -65,3 +65,35 @@ def test_past_its_budget_it_declines_and_holds_nothing():
     assert cache.v.shape[3] == 8
     assert cache.prepare([(0, [1, 2, 5], 9, 40), (1, [3, 4, 6], 9, 40)], k_cache, v_cache) is None
     assert cache.seq_ids == [] and cache.steps_declined == 1 and cache.steps_served == 1
+
+
+def test_it_grows_by_doubling_keeps_its_rows_and_counts_each_growth():
+    k_cache, v_cache = paged()
+    cache = DecodeCache(LAYERS, KV, DIM, torch.float32, BLOCK, max_bytes=1 << 30)
+    tables = {0: [5, 2, 9], 1: [7, 1], 2: [3, 11, 4]}
+    step1 = [(0, tables[0], 9, 10)]
+    cache.prepare(step1, k_cache, v_cache)
+    assert (cache.v.shape[1], cache.v.shape[3], cache.growths) == (1, 12, 1)
+    step2 = [(0, tables[0], 10, 10), (1, tables[1], 6, 8)]
+    cache.prepare(step2, k_cache, v_cache)
+    assert (cache.v.shape[1], cache.v.shape[3], cache.growths) == (2, 12, 2)
+    # a third row doubles the rows to 4; a longer sequence doubles the capacity to 24
+    step3 = [(0, tables[0], 11, 12), (1, tables[1], 7, 8), (2, tables[2], 10, 13)]
+    placed = cache.prepare(step3, k_cache, v_cache)
+    assert (cache.v.shape[1], cache.v.shape[3], cache.growths) == (4, 24, 3)
+    check(cache, k_cache, v_cache, placed, step3, {0: 2, 1: 1})  # rows copied across the growth
+    cache.prepare([(0, tables[0], 12, 12), (2, tables[2], 11, 13)], k_cache, v_cache)
+    assert cache.growths == 3
+
+
+def test_reserve_allocates_up_front_or_nothing_past_the_budget():
+    k_cache, v_cache = paged()
+    probe = DecodeCache(LAYERS, KV, DIM, torch.float32, BLOCK, max_bytes=0)
+    cache = DecodeCache(LAYERS, KV, DIM, torch.float32, BLOCK, max_bytes=probe.bytes_for(4, 32))
+    assert not cache.reserve(8, 32) and cache.v is None and cache.growths == 0
+    assert cache.reserve(4, 30)
+    assert (cache.v.shape[1], cache.v.shape[3], cache.growths) == (4, 32, 1)
+    decode = [(0, [5, 2, 9], 10, 30), (1, [7, 1], 6, 20), (2, [3], 3, 25)]
+    placed = cache.prepare(decode, k_cache, v_cache)
+    check(cache, k_cache, v_cache, placed, decode, {})
+    assert cache.growths == 1  # steps within the reservation allocate nothing

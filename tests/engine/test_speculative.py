@@ -191,3 +191,30 @@ def test_tiny_model_greedy_equality_on_both_decode_paths(tiny_model, tokenizer, 
     assert [c.token_ids for c in fast] == [c.token_ids for c in standard]
     if expects_bit_equality(tiny_model):
         assert [c.logprobs for c in fast] == [c.logprobs for c in standard]
+
+
+def test_steps_that_grow_the_decode_cache_do_not_inform_the_choice(tiny_model, tokenizer):
+    """A reallocation of the decode cache is a one-off cost of the step it falls in, not of
+    speculating or not: such steps are left out of the measured rates."""
+    engine = BuiltinEngine(copy.deepcopy(tiny_model), tokenizer, speculative=True)
+    recorded, step = [], engine.step
+    record = engine.speculation.rates.record
+
+    def tracked_record(*args):
+        recorded[-1][1] = True
+        record(*args)
+
+    def tracked_step():
+        before = engine.runner.decode_cache.growths
+        recorded.append([False, False])
+        step()
+        recorded[-1][0] = engine.runner.decode_cache.growths > before
+
+    engine.speculation.rates.record, engine.step = tracked_record, tracked_step
+    params = SamplingParams(temperature=0, max_tokens=12)
+    prompts = [[5, 6, 7, 8] * 6, [9, 10, 11] * 5, [12, 13] * 9, [14, 15, 16] * 4]
+    # the batch grows from one sequence to four: the cache grows in pure decode steps
+    engine.generate([GenerationRequest("0", prompts[0], params)])
+    engine.generate([GenerationRequest(str(i), p, params) for i, p in enumerate(prompts)])
+    assert any(grew for grew, _ in recorded) and any(rec for _, rec in recorded)
+    assert not any(grew and rec for grew, rec in recorded)

@@ -41,6 +41,13 @@ def test_models_health_and_chat(client, fast_server):
     assert reply.usage.completion_tokens <= 8 and reply.usage.prompt_tokens > 10
 
 
+def test_the_decode_cache_is_reserved_for_every_admitted_request(fast_server):
+    """Allocated at start (a grown cache costs a busy step up to a second): a row per admitted
+    request, as long as the served context."""
+    cache = fast_server.engine.runner.decode_cache
+    assert cache.v.shape[1] >= 2 and cache.v.shape[3] >= 512 and cache.growths >= 1
+
+
 def test_streaming_gives_the_same_text_as_one_reply(client):
     whole = client.chat.completions.create(model=MODEL, messages=QUESTION, max_tokens=12, temperature=0)
     chunks = list(

@@ -156,6 +156,7 @@ class BuiltinEngine:
         for each sequence whose known tokens are all computed (with speculation, also the draft
         tokens the model agrees with)."""
         started, generated_before = time.perf_counter(), self.stats.generated_tokens
+        growths_before = self.runner.decode_cache.growths
         if self.speculation is not None:
             self._plan_drafts()
         chunks = self.scheduler.schedule()
@@ -182,8 +183,11 @@ class BuiltinEngine:
                     self._accept_draft(chunk, logits[first : first + 1 + chunk.num_draft])
         self.stats.steps += 1
         self.stats.preemptions = self.scheduler.preemptions
-        if self.speculation is not None and all(c.num_tokens - c.num_draft == 1 for c in chunks):
-            # a pure decode step: its tokens per second, with or without drafts, inform the next choice
+        pure_decode = all(c.num_tokens - c.num_draft == 1 for c in chunks)
+        if self.speculation is not None and pure_decode and self.runner.decode_cache.growths == growths_before:
+            # a pure decode step: its tokens per second, with or without drafts, inform the next
+            # choice; not a step that grew the decode cache (a one-off allocation, up to a second,
+            # would condemn whichever choice it happened to, the untried drafts first)
             self.speculation.rates.record(
                 len(chunks),
                 any(c.num_draft for c in chunks),
