@@ -108,6 +108,29 @@ def test_speculation_follows_the_measured_rates_per_batch_size():
     assert policy.plan(seqs, 1000)  # now speculating measures faster
 
 
+def test_a_step_that_also_prefills_follows_the_verdict_without_exploring():
+    """Steps carrying a prompt are not measured: no drafts before a verdict, the verdict after
+    it, and the re-check schedule of measured steps is not moved."""
+    policy = SpeculationPolicy()
+    policy.acceptance = 1.0
+    seqs = []
+    for i in range(4):
+        seq = Sequence(i, str(i), 0, [5, 6, 7, 5, 6], SamplingParams(max_tokens=32), 16, arrival=i)
+        seq.append(7, 0.0, 0)
+        seqs.append(seq)
+    assert policy.plan(seqs, 1000, measured=False) == {}  # no verdict yet: no drafts
+    policy.rates.record(4, True, tokens=40, seconds=1.0)
+    policy.rates.record(4, False, tokens=4, seconds=0.5)
+    assert policy.plan(seqs, 1000)  # measured: speculating is faster
+    steps = dict(policy.rates.steps)
+    assert all(policy.plan(seqs, 1000, measured=False) for _ in range(EXPLORE_EVERY * 2))
+    assert policy.rates.steps == steps  # no re-check was spent on them
+    for _ in range(10):
+        policy.rates.record(4, True, tokens=1, seconds=1.0)
+    assert policy.plan(seqs, 1000) == {}  # the measured verdict turned: plain
+    assert policy.plan(seqs, 1000, measured=False) == {}
+
+
 def test_large_batches_draft_only_tokens_likely_to_be_accepted():
     """The bar rises with the batch: anything at one sequence, half the time at 16."""
     assert worth_drafting(0.3, 1, 8) == 8

@@ -261,7 +261,8 @@ class BuiltinEngine:
                 decoding.append(seq)
         if not decoding:
             return
-        drafts = self.speculation.plan(decoding, self._max_len)
+        prefilling = bool(self.scheduler.waiting) or len(decoding) < len(self.scheduler.running)
+        drafts = self.speculation.plan(decoding, self._max_len, measured=not prefilling)
         for seq in decoding:
             seq.draft = drafts.get(seq.seq_id, [])
 

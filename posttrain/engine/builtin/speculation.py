@@ -17,6 +17,14 @@ sequences on an AVX2-only EPYC, 0.6 s against 0.35 s, which every 16 steps cost 
 variant ~4%). A choice not yet measured is tried first. So at high concurrency, where drafts
 do not pay, speculation switches itself off after a few steps.
 
+A step that also prefills a prompt (over HTTP, a new request arriving while others decode) is
+not measured: its time is mostly the prompt's. It drafts only where drafting is the standing
+verdict for its batch size, and does not explore. With such steps following the untried or
+re-checked choice instead, the fast variant at 16 clients was 0.91-1.09x the standard one in
+process (closed-loop agent turns: benchmarks/speculation_ab.py --arrivals closed, 7 pairs),
+against 1.02-1.25x (median 1.09, 5 pairs) with this rule; never drafting in them did as well
+at 16 clients but worse at 4 (1.12-1.29x against 1.25-1.44x).
+
 Measuring alone is not enough at high concurrency: a step's tokens per second rewards extra
 tokens to any sequence, but with a pass costing nearly the same for 1 or 16 sequences a batch
 finishes when its slowest sequence does, and every draft token makes every sequence's step a
@@ -86,6 +94,11 @@ class DecodeRates:
         self.next_check[bucket] = step + self.interval[bucket]
         return not better
 
+    def verdict(self, batch: int) -> bool:
+        """Whether speculating has measured faster at this batch size, without exploring or
+        advancing the re-check schedule: False until both choices are measured."""
+        return self.better.get(self.bucket(batch), False)
+
     def record(self, batch: int, speculated: bool, tokens: int, seconds: float) -> None:
         key = (self.bucket(batch), speculated)
         rate = tokens / max(seconds, 1e-9)
@@ -122,10 +135,12 @@ class SpeculationPolicy:
         self.acceptance = 0.5  # engine-wide moving average: a new sequence's first estimate
         self._states: dict[int, _SequenceState] = {}
 
-    def plan(self, decoding: list[Sequence], max_len: int) -> dict[int, list[int]]:
+    def plan(self, decoding: list[Sequence], max_len: int, measured: bool = True) -> dict[int, list[int]]:
         """Drafts for this step's decoding sequences (seq id -> tokens); none where the
-        measurements say speculating is slower at this batch size."""
-        if not self.rates.choose(len(decoding)):
+        measurements say speculating is slower at this batch size. `measured`: False for a
+        step that also computes a prompt, whose time says little about drafting: it follows
+        the standing verdict (none yet: no drafts) and neither explores nor counts as a step."""
+        if not (self.rates.choose(len(decoding)) if measured else self.rates.verdict(len(decoding))):
             return {}
         drafts: dict[int, list[int]] = {}
         for seq in decoding:
