@@ -7,16 +7,25 @@ import hashlib
 import os
 import shutil
 import subprocess
+import threading
 from functools import lru_cache
 from pathlib import Path
 
 from posttrain.cache import cache_dir
 
 _SOURCE = Path(__file__).with_name("launcher.c")
+# lru_cache does not stop two threads' first calls from both building: they would write the
+# same temporary file, and the second rename would find it gone
+_BUILD_LOCK = threading.Lock()
+
+
+def launcher_path() -> str | None:
+    with _BUILD_LOCK:
+        return _launcher_path()
 
 
 @lru_cache(maxsize=1)
-def launcher_path() -> str | None:
+def _launcher_path() -> str | None:
     if os.environ.get("POSTTRAIN_SANDBOX_NO_LAUNCHER"):
         return None
     compiler = shutil.which("cc") or shutil.which("gcc")
@@ -27,7 +36,8 @@ def launcher_path() -> str | None:
     if target.is_file():
         return str(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    # unique per process and thread: other processes may be building it at the same time
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     result = subprocess.run([compiler, "-O2", "-o", str(tmp), str(_SOURCE)], capture_output=True, text=True)
     if result.returncode != 0:
         tmp.unlink(missing_ok=True)
