@@ -15,7 +15,7 @@ from posttrain.cache import cache_dir
 
 _SOURCE = Path(__file__).with_name("launcher.c")
 # lru_cache does not stop two threads' first calls from both building: they would write the
-# same temporary file, and the second rename would find it gone
+# same per-process temporary file, and the second rename would find it gone
 _BUILD_LOCK = threading.Lock()
 
 
@@ -36,8 +36,7 @@ def _launcher_path() -> str | None:
     if target.is_file():
         return str(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    # unique per process and thread: other processes may be building it at the same time
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")  # other processes may build it too
     result = subprocess.run([compiler, "-O2", "-o", str(tmp), str(_SOURCE)], capture_output=True, text=True)
     if result.returncode != 0:
         tmp.unlink(missing_ok=True)
