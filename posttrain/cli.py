@@ -267,8 +267,10 @@ def _follow_rank_zero() -> None:
     join_process_group()
     try:
         follow()
-    finally:
-        leave_process_group()
+    except BaseException:
+        leave_process_group(wait=False)
+        raise
+    leave_process_group()
 
 
 def _saved_progress(verb: str, out: Path) -> str:

@@ -145,14 +145,19 @@ def rollout_with_environment_time(job, ctx, median_s: float = 0.0, sigma: float 
     from posttrain.pipeline.rollout_job import run_rollout_job
 
     group = run_rollout_job(job, ctx)
-    deadline = time.monotonic() + environment_seconds(job.stream.key, median_s, sigma)
+    wait_as_environment(ctx, environment_seconds(job.stream.key, median_s, sigma))
+    return group
+
+
+def wait_as_environment(ctx, seconds: float) -> None:
+    """Hold the job `seconds` as an environment would, preempted if the job is cancelled."""
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if ctx.cancelled():
             from posttrain.scheduler import Preempted
 
             raise Preempted()
         time.sleep(min(0.05, max(deadline - time.monotonic(), 0.0)))
-    return group
 
 
 def train_one(config_path: Path, run_dir: Path, job_fn, console=None, eval_before: Path | None = None) -> dict:

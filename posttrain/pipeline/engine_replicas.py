@@ -184,7 +184,8 @@ class EngineReplicas:
         """Elastic replicas: follow the work queue (`jobs` waiting + running), then let the
         retiring replicas that have no call left go."""
         if self.sizer is not None:
-            target = self.sizer.target(self.count, jobs, time.monotonic())
+            starting = frozenset(rank for rank, index in enumerate(sorted(self.pool)) if not self._is_placed(index))
+            target = self.sizer.target(self.count, jobs, time.monotonic(), starting)
             while self.count < target:
                 self._grow()
             while self.count > target:
@@ -221,10 +222,13 @@ class EngineReplicas:
             self.versions[index] = -1
             self.retired += 1
 
+    def _is_placed(self, index: int) -> bool:
+        return self._actors[index] is not None and self._placed[index] is None
+
     def _route(self) -> None:
         """New jobs go to the placed replicas of the pool (to every one of it while none is placed:
         a job then waits for one rather than fails)."""
-        placed = [i for i in sorted(self.pool) if self._actors[i] is not None and self._placed[i] is None]
+        placed = [i for i in sorted(self.pool) if self._is_placed(i)]
         self._client.names = [self.names[i] for i in placed or sorted(self.pool)]
 
     def _ready(self, index: int) -> bool:

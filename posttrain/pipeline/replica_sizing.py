@@ -11,8 +11,8 @@ and a queue that is long only for that moment is not a burst, while rollouts tha
 are. The work asks for ceil(mean jobs / jobs_per_replica) replicas. Replicas are ranked
 0..current-1; the one at rank r is needed while the work asks for more than r, so the highest
 ranks are the first to fall idle, and a replica unneeded for idle_timeout_s is let go (never
-below the minimum). Growing is at once, as for workers. window_s = 0 sizes on the jobs of the
-moment.
+below the minimum); a replica still being placed is not idle, nor any rank below it. Growing
+is at once, as for workers. window_s = 0 sizes on the jobs of the moment.
 """
 
 from __future__ import annotations
@@ -39,9 +39,15 @@ class ReplicaSizer:
         with self._lock:
             self._observe(jobs, now)
 
-    def target(self, current: int, jobs: int, now: float) -> int:
+    def target(self, current: int, jobs: int, now: float, starting: frozenset[int] = frozenset()) -> int:
+        """`starting`: the ranks still being placed. Their idle clock has not started, nor has
+        that of the ranks below them (the highest rank goes first): letting a replica go before
+        it served anything would throw away its start-up (seconds of model loading) and pay it
+        again at the next burst."""
         with self._lock:
             self._needed_at = (self._needed_at + [now] * current)[:current]  # a new rank starts as needed now
+            for rank in range(max(starting, default=-1) + 1):
+                self._needed_at[rank] = now
             demand = self._observe(jobs, now)
             idle_for = [now - self._needed_at[rank] for rank in range(demand, current)]
             target = self.bounds.target(current, demand, idle_for)

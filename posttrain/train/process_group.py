@@ -4,6 +4,7 @@ finds its rank and the world size in the environment (RANK, WORLD_SIZE, MASTER_A
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist
@@ -32,6 +33,22 @@ def join_process_group() -> None:
     dist.init_process_group(backend())
 
 
-def leave_process_group() -> None:
-    if dist.is_initialized():
+LEAVE_TIMEOUT = timedelta(seconds=60)
+
+
+def leave_process_group(wait: bool = True) -> None:
+    """Wait for every rank to get here, then tear the group down. A rank that tears down while
+    another still finishes its part of the last collective can abort the process (seen once in
+    about 85 two-rank runs on gloo: std::terminate in the rank that left first). The wait is
+    bounded where the backend allows it (gloo), so a rank that died does not hold the others.
+    wait=False: a rank that failed mid-way, whose peers may be inside another collective,
+    leaves at once (their collective then fails instead of waiting)."""
+    if not dist.is_initialized():
+        return
+    try:
+        if wait and dist.get_backend() == "gloo":
+            dist.monitored_barrier(timeout=LEAVE_TIMEOUT)
+        elif wait:
+            dist.barrier()
+    finally:
         dist.destroy_process_group()

@@ -9,15 +9,16 @@ test_replica_sizing.py; fixed replicas: test_engine_replicas.py.)"""
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import pytest
 
-from tests.pipeline.burst_then_idle import BURST_STEPS, burst_then_idle
+from tests.pipeline.burst_then_idle import BURST_STEPS, burst_end, burst_then_idle
 from tests.pipeline.replica_cluster import head_and_engine_node, replica_run_config
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
 
-STEPS = 18
+STEPS = 24
 
 
 def test_elastic_replicas_need_both_bounds_in_order():
@@ -37,11 +38,11 @@ def test_elastic_replicas_need_both_bounds_in_order():
 def test_a_burst_grows_the_replicas_and_idling_retires_them(tmp_path, tiny_config, monkeypatch):
     from posttrain.pipeline.bench import train_one
 
-    out = tmp_path / "run"
+    out, served = tmp_path / "run", tmp_path / "served"
     with head_and_engine_node(monkeypatch):
         engine = "min_replicas = 1\nmax_replicas = 2\njobs_per_replica = 4\ndemand_window_s = 1.0\n"
         config = replica_run_config(tiny_config, STEPS, engine, scheduler="idle_timeout_s = 1.5\n")
-        summary = train_one(config, out, burst_then_idle)
+        summary = train_one(config, out, partial(burst_then_idle, served=str(served)))
 
     assert summary["steps"] == STEPS and summary["pipeline"]["scheduler"]["failed"] == 0
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
@@ -52,7 +53,7 @@ def test_a_burst_grows_the_replicas_and_idling_retires_them(tmp_path, tiny_confi
     assert max(burst) == 2, counts  # the burst grew the pool from its minimum
     demand = [round(r["engine_replica_demand_jobs"], 2) for r in records]
     # let go while every step still admits its jobs, not only as the run's end empties the queue
-    assert 1 in counts[BURST_STEPS : STEPS - 2], (counts, demand)
+    assert 1 in counts[burst_end(served) : STEPS - 2], (counts, demand, burst_end(served))
     assert counts[-1] == 1, counts
     last = records[-1]
     assert last["engine_replicas_grown"] >= 1 and last["engine_replicas_retired"] >= 1, last

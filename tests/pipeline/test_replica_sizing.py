@@ -62,3 +62,12 @@ def test_the_window_mean_weighs_each_sample_by_how_long_it_held():
     assert window_mean([(0.0, 4), (9.0, 0)], now=10.0, window_s=2.0) == 2.0  # 4 held over (8, 9], 0 over (9, 10]
     assert window_mean([(9.5, 2), (9.9, 6)], now=10.0, window_s=1.0) == pytest.approx(2.4)  # 2 held from 9.0
     assert window_mean([(0.0, 4), (9.0, 0)], now=10.0, window_s=0.0) == 0.0  # no window: the latest
+
+
+def test_a_replica_still_being_placed_is_not_idle():
+    rule = sizer()
+    assert rule.target(current=1, jobs=9, now=0.0) == 3
+    # unneeded for 6 s, past the 5 s timeout; rank 2 still being placed keeps itself and those below
+    assert rule.target(current=3, jobs=0, now=6.0, starting=frozenset({2})) == 3
+    assert rule.target(current=3, jobs=0, now=10.9) == 3  # placed: the clocks started at 6.0
+    assert rule.target(current=3, jobs=0, now=11.0) == 1

@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_ranks(nproc: int, out: Path) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    # faulthandler: a rank that aborts prints every thread's Python stack
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "PYTHONFAULTHANDLER": "1"}
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}"]
     done = subprocess.run([*command, str(SCRIPT), str(out)], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
