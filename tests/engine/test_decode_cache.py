@@ -46,6 +46,19 @@ def test_rows_load_evict_compact_and_stay_in_step():
     assert cache.lengths == [dict(((s, c) for s, _, c, _ in step2))[s] for s in cache.seq_ids]
 
 
+def test_several_rows_move_down_into_several_holes():
+    k_cache, v_cache = paged()
+    cache = DecodeCache(LAYERS, KV, DIM, torch.float32, BLOCK, max_bytes=1 << 30)
+    tables = {0: [1], 1: [2, 3], 2: [4, 5, 6], 3: [7, 8, 9, 10], 4: [11, 12, 13]}
+    lengths = {0: 3, 1: 6, 2: 10, 3: 15, 4: 9}
+    cache.prepare([(s, tables[s], lengths[s], 16) for s in range(5)], k_cache, v_cache)
+    # 0 and 1 left: rows 3 and 4 move into rows 0 and 1, each copied up to its own length
+    step = [(s, tables[s], lengths[s] + 1, 16) for s in (2, 3, 4)]
+    placed = cache.prepare(step, k_cache, v_cache)
+    assert sorted(placed) == [0, 1, 2] and sorted(cache.seq_ids) == [2, 3, 4]
+    check(cache, k_cache, v_cache, placed, step, {2: 1, 3: 1, 4: 1})
+
+
 def test_a_row_out_of_step_with_its_sequence_is_reloaded():
     k_cache, v_cache = paged()
     cache = DecodeCache(LAYERS, KV, DIM, torch.float32, BLOCK, max_bytes=1 << 30)
