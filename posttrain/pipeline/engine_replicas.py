@@ -50,6 +50,10 @@ from posttrain.scheduler.ray_worker import remote_class
 
 RESOLVE_TIMEOUT_S = 5.0  # a replica that has not answered by then is taken for lost
 START_TIMEOUT_S = 300.0
+# an elastic replica still starting is kept at most this long: past it, one still not placed
+# (more likely waiting for a node than loading its model) is let go as any idle replica, so
+# that its pending request does not hold an autoscaler to a node the work no longer needs
+STARTUP_GRACE_S = 60.0
 
 
 class EngineReplica:
@@ -125,6 +129,7 @@ class EngineReplicas:
         self.replaced = self.grown = self.retired = 0
         self._actors: list = [None] * slots
         self._placed: list = [None] * slots  # ref of address() until it answered
+        self._started_at: list[float] = [0.0] * slots
         self.pool: set[int] = set(range(settings.replica_start))
         self.retiring: set[int] = set()
         self._client = ReplicaClient([], self.namespace)
@@ -184,8 +189,13 @@ class EngineReplicas:
         """Elastic replicas: follow the work queue (`jobs` waiting + running), then let the
         retiring replicas that have no call left go."""
         if self.sizer is not None:
-            starting = frozenset(rank for rank, index in enumerate(sorted(self.pool)) if not self._is_placed(index))
-            target = self.sizer.target(self.count, jobs, time.monotonic(), starting)
+            now = time.monotonic()
+            starting = frozenset(
+                rank
+                for rank, index in enumerate(sorted(self.pool))
+                if not self._is_placed(index) and now - self._started_at[index] < STARTUP_GRACE_S
+            )
+            target = self.sizer.target(self.count, jobs, now, starting)
             while self.count < target:
                 self._grow()
             while self.count > target:
@@ -270,6 +280,7 @@ class EngineReplicas:
 
     def _start(self, index: int) -> None:
         """A replica on the newest weights (not started while the dead one still holds its name)."""
+        self._started_at[index] = time.monotonic()
         options = {
             "name": self.names[index],
             "namespace": self.namespace,
