@@ -75,7 +75,7 @@ class DecodeCache:
         rows, needed = len(decode), max(context for _, _, context, _ in decode)
         # room for the batch's longest possible sequence at once, when the budget allows:
         # growing step by step would reallocate and copy the whole cache again and again
-        if not self._reserve(rows, max(needed, max(final for _, _, _, final in decode))) and not self._reserve(
+        if not self.reserve(rows, max(needed, max(final for _, _, _, final in decode))) and not self.reserve(
             rows, needed
         ):
             self.clear()
@@ -98,15 +98,11 @@ class DecodeCache:
         self.seq_ids, self.lengths = [], []
 
     def reserve(self, rows: int, positions: int) -> bool:
-        """Allocate room for `rows` rows of `positions` positions now, so that steps do not pay
-        for growing into it (a server knows its concurrency at start); False, allocating
-        nothing, where that exceeds max_bytes."""
-        return self._reserve(rows, positions)
-
-    def _reserve(self, rows: int, positions: int) -> bool:
         """Make room for `rows` rows of `positions` positions (rows and capacity never shrink,
         and at least double where they grow, or grow to just what is asked where doubling would
-        exceed max_bytes); False if even that would exceed max_bytes."""
+        exceed max_bytes); False, allocating nothing, if even that would exceed max_bytes.
+        `prepare` calls it for each step; a server calls it at start (it knows its concurrency)
+        so that steps do not pay for growing into it."""
         have_rows, have_capacity = (self.v.shape[1], self.v.shape[3]) if self.v is not None else (0, 0)
         if rows <= have_rows and positions <= have_capacity:
             return True
