@@ -212,3 +212,42 @@ def test_the_decode_cache_computes_what_gathering_from_the_paged_cache_does(smol
     cache = partial.runner.decode_cache
     assert cache.steps_served > 0 and cache.steps_declined > 0
     assert_same(partly, gathered)
+
+
+@pytest.mark.slow
+def test_a_shared_prompt_prefix_read_once_computes_what_every_row_reading_it_does(smollm):
+    """Requests that start with one long system prompt (over a key chunk of it) decoded together:
+    the batch reads the prefix's keys and values once (SharedPrefix), and gives the same tokens
+    and the same logprobs to the bit as the gather path, which reads each sequence's own copy,
+    and as the trainer's full forward."""
+    from posttrain.train.logprobs import pad_right, token_logprobs
+
+    model, tokenizer = smollm
+    system = "You are a careful assistant in a terminal. " * 16
+    prompts = [
+        chat_prompt_ids(tokenizer, [{"role": "system", "content": system}, {"role": "user", "content": q}])
+        for q in QUESTIONS[:5]
+    ]
+    params = SamplingParams(n=2, temperature=1.0, max_tokens=24, seed=5, stop_token_ids=[28, 30])
+
+    def run(cache_bytes):
+        engine = BuiltinEngine(copy.deepcopy(model), tokenizer, decode_cache_bytes=cache_bytes)
+        out = engine.generate([GenerationRequest(str(i), p, params) for i, p in enumerate(prompts)])
+        return engine, out
+
+    sharing, shared_out = run(None)
+    assert sharing.runner.shared_prefix_min_tail is not None  # the start-up probe found it exact here
+    assert sharing.runner.shared_prefix_steps > 0
+    gathering, gathered_out = run(0)
+    assert gathering.runner.shared_prefix_steps == 0
+    bit_equal = expects_bit_equality(model)
+    assert [c.token_ids for c in shared_out] == [c.token_ids for c in gathered_out]
+    for a, b in zip(shared_out, gathered_out):
+        assert_logprobs_match(a.logprobs, b.logprobs, bit_equal)
+    trainer = use_engine_kernels(copy.deepcopy(model))
+    ids, mask = pad_right([c.prompt_token_ids + c.token_ids for c in shared_out], tokenizer.pad_token_id)
+    with torch.no_grad():
+        recomputed, _ = token_logprobs(trainer, ids, mask, temperature=1.0)
+    for row, c in enumerate(shared_out):
+        start = len(c.prompt_token_ids) - 1
+        assert_logprobs_match(recomputed[row, start : start + len(c.token_ids)], c.logprobs, bit_equal, row)

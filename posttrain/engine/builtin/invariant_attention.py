@@ -24,11 +24,21 @@ Long query runs (the trainer's whole sequences) go in blocks of QUERY_BLOCK quer
 the keys up to the last one any of its queries sees: the skipped key chunks are the ones that
 would add exact zeros, so this is the same arithmetic at about half the cost of a causal T x T.
 
+A decode batch whose sequences share a prompt prefix in the paged cache (one system prompt,
+n samples of one prompt) reads that prefix's keys and values once instead of once per sequence
+(SharedPrefix): the scores against them are one GEMM per key/value head whose rows are every
+sequence's queries, as are the value chunks that lie wholly inside the prefix. Each score and
+each chunk product is the same dot product as before, and the chunks are summed in the same
+order, so the result is the same to the bit; a decode step is bound by reading keys and values,
+and this reads fewer of them.
+
 `register()` makes it a Hugging Face attention implementation, "posttrain_invariant", so the
 trainer's model runs the same function (with autograd) as the engine.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 
@@ -80,6 +90,32 @@ def _attend(
     return out.reshape(batch, heads, q_len, dim)
 
 
+@dataclass(frozen=True)
+class SharedPrefix:
+    """The first `length` keys and values, the same for each of `sequences` consecutive groups of
+    rows in an attend_rows call of N = sequences * heads pairs (pair s * heads + h: sequence s,
+    key/value head h): keys_t [heads, D, length] (transposed), values [heads, length, D]."""
+
+    keys_t: torch.Tensor
+    values: torch.Tensor
+    sequences: int
+
+    @property
+    def length(self) -> int:
+        return self.keys_t.shape[-1]
+
+    def stacked(self, per_pair: torch.Tensor) -> torch.Tensor:
+        """[N, M, X] -> [heads, sequences * M, X]: every sequence's rows of a head, stacked."""
+        _, rows, width = per_pair.shape
+        heads = self.keys_t.shape[0]
+        return per_pair.reshape(self.sequences, heads, rows, width).transpose(0, 1).reshape(heads, -1, width)
+
+    def unstacked(self, per_head: torch.Tensor, rows: int) -> torch.Tensor:
+        """The inverse of stacked: [heads, sequences * rows, X] -> [N, rows, X]."""
+        heads, _, width = per_head.shape
+        return per_head.view(heads, self.sequences, rows, width).transpose(0, 1).reshape(-1, rows, width)
+
+
 def attend_rows(
     rows: torch.Tensor,
     keys: torch.Tensor,
@@ -87,19 +123,28 @@ def attend_rows(
     mask: torch.Tensor | None,
     scale: float,
     excluded: torch.Tensor | None = None,
+    shared: SharedPrefix | None = None,
 ) -> torch.Tensor:
     """The arithmetic itself, on N independent (query rows, keys) pairs: rows [N, M, D], keys and
     values [N, L, D], mask bool [N, M, L] (True = attend). Callers arrange their heads and
     sequences into N however suits their memory layout; the result per row is the same.
     `excluded`: excluded_keys(mask), made once for calls that share a mask (every layer of an
-    engine step) instead of `mask`."""
+    engine step) instead of `mask`. `shared`: the first keys and values, the same for groups of
+    pairs, read once for each group from there (the positions before shared.length of `keys`
+    and `values` are then not read)."""
     count = rows.shape[1]
     padding = MIN_QUERY_ROWS - count
     if padding > 0:
         rows = torch.cat([rows, rows.new_zeros(rows.shape[0], padding, rows.shape[2])], dim=1)
     if excluded is None:
         excluded = excluded_keys(mask)
-    scores = torch.matmul(rows, keys.transpose(-1, -2)) * scale
+    if shared is None:
+        scores = torch.matmul(rows, keys.transpose(-1, -2))
+    else:
+        # one score per (query, key) either way: the shared keys' columns from one GEMM per head
+        prefix = shared.unstacked(torch.matmul(shared.stacked(rows), shared.keys_t), rows.shape[1])
+        scores = torch.cat([prefix, torch.matmul(rows, keys[:, shared.length :].transpose(-1, -2))], dim=-1)
+    scores = scores * scale
     scores = scores.masked_fill(excluded, torch.finfo(scores.dtype).min)
     probs = torch.softmax(scores, dim=-1, dtype=torch.float32)
     if probs.dtype != values.dtype:
@@ -107,9 +152,14 @@ def attend_rows(
     # a last chunk shorter than KEY_CHUNK sums like a full one whose extra weights are zero:
     # one GEMM inner block either way
     width = keys.shape[1]
+    shared_chunks = shared.length // KEY_CHUNK * KEY_CHUNK if shared is not None else 0
     out = None
     for start in range(0, width, KEY_CHUNK):
-        part = torch.matmul(probs[..., start : start + KEY_CHUNK], values[:, start : start + KEY_CHUNK])
+        if start < shared_chunks:  # a chunk wholly inside the shared prefix: all its rows in one GEMM
+            weights = shared.stacked(probs[..., start : start + KEY_CHUNK])
+            part = shared.unstacked(torch.matmul(weights, shared.values[:, start : start + KEY_CHUNK]), probs.shape[1])
+        else:
+            part = torch.matmul(probs[..., start : start + KEY_CHUNK], values[:, start : start + KEY_CHUNK])
         out = part if out is None else out + part
     return out[:, :count]
 

@@ -36,14 +36,17 @@ import torch
 from posttrain.engine.builtin import onednn_linear
 from posttrain.engine.builtin.concatenated_linear import ConcatenatedLinear, can_concatenate, columns_agree
 from posttrain.engine.builtin.decode_cache import DecodeCache
-from posttrain.engine.builtin.invariant_attention import attend_rows, excluded_keys
+from posttrain.engine.builtin.invariant_attention import SharedPrefix, attend_rows, excluded_keys
 from posttrain.engine.builtin.model_families import attention_windows, check_supported
-from posttrain.engine.builtin.row_invariance import RowInvariance, probe_model
+from posttrain.engine.builtin.row_invariance import RowInvariance, prefix_sharing_min_tail, probe_model
 from posttrain.engine.builtin.scheduler import ScheduledChunk
 
 # the stacked q/k/v and gate/up calls pay where a step reads more weight than it computes: 1.08x
 # the CPU time per token at 1 and 4 decoding sequences, 0.97x at 16 (benchmarks/decode_step.py)
 STACKED_MAX_ROWS = 8
+# a decode batch's shared prompt prefix is read once when it is at least this long: below it the
+# few extra calls cost more than the keys and values they save reading
+MIN_SHARED_PREFIX = 64
 
 
 class ModelRunner:
@@ -91,6 +94,10 @@ class ModelRunner:
         self.norm = _rms_norm if _norms_agree(model, self.dtype) else _module_call
         acts = {type(layer.mlp.act_fn).__name__ for layer in model.model.layers}
         self.act = torch.nn.functional.silu if acts <= {"SiLU", "SiLUActivation"} else None
+        group = self.num_heads // self.num_kv_heads
+        # None: reading a shared prefix once would change bits here, so every row reads its own
+        self.shared_prefix_min_tail = prefix_sharing_min_tail(self.num_kv_heads, group, self.head_dim, self.dtype)
+        self.shared_prefix_steps = 0  # decode steps that read a prompt prefix once for the batch
 
     @torch.inference_mode()
     def run(self, chunks: list[ScheduledChunk]) -> torch.Tensor:
@@ -119,7 +126,8 @@ class ModelRunner:
         rotation = _rotation(*inner.rotary_emb(hidden, position_ids))
         plan = _AttentionPlan(chunks, self.block_size, padded=padding > 0)
         qkv, gate_up = (self.qkv, self.gate_up) if len(ids) <= STACKED_MAX_ROWS else (None, None)
-        plan.use_decode_cache(self.decode_cache, self.k_cache, self.v_cache)
+        plan.use_decode_cache(self.decode_cache, self.k_cache, self.v_cache, self.shared_prefix_min_tail)
+        self.shared_prefix_steps += bool(plan.cache_shared)
         for layer_index, layer in enumerate(inner.layers):
             residual = hidden
             hidden = self.norm(layer.input_layernorm, hidden)
@@ -204,7 +212,11 @@ class ModelRunner:
             else:  # rows g * n + t of each (sequence, kv head), as the prefill path orders them
                 rows = q[plan.cache_query_index].view(batch, n, kv, group, dim).permute(0, 2, 3, 1, 4)
                 rows = rows.reshape(batch * kv, group * n, dim)
-            result = attend_rows(rows, keys, values, None, scaling, plan.cache_excluded(kv, group))
+            shared = None
+            if plan.cache_shared:  # the batch's common prompt prefix, read from one row for all
+                row, length = plan.cache_shared_row, plan.cache_shared
+                shared = SharedPrefix(cache_k_t[row, :, :, :length], cache_v[row, :, :length], batch)
+            result = attend_rows(rows, keys, values, None, scaling, plan.cache_excluded(kv, group), shared)
             if n == 1:
                 out[plan.cache_rows] = result.reshape(batch, -1, dim)
             else:
@@ -282,6 +294,17 @@ def _concatenated_projections(model: torch.nn.Module, dtype: torch.dtype) -> tup
     if not columns_agree(groups, dtype):
         return None, None
     return [ConcatenatedLinear(g) for g in qkv], [ConcatenatedLinear(g) for g in gate_up]
+
+
+def _shared_prefix(tables: list[list[int]], block_size: int) -> int:
+    """Positions at the start of every sequence that lie in the same physical blocks (the
+    prefix cache shares a prompt's full blocks): their keys and values are the same."""
+    common = 0
+    for blocks in zip(*tables):
+        if any(block != blocks[0] for block in blocks):
+            break
+        common += 1
+    return common * block_size
 
 
 class _AttentionPlan:
@@ -368,10 +391,16 @@ class _AttentionPlan:
         self.decode_lengths = torch.tensor([context for _, _, context, _, _ in decode])
         self.decode_mask = torch.arange(width * block_size)[None, :] < self.decode_lengths[:, None]  # [batch, context]
 
-    def use_decode_cache(self, cache: DecodeCache, k_cache: torch.Tensor, v_cache: torch.Tensor) -> None:
+    def use_decode_cache(
+        self, cache: DecodeCache, k_cache: torch.Tensor, v_cache: torch.Tensor, shared_min_tail: int | None = None
+    ) -> None:
         """Place this step's decoding sequences in the DecodeCache; the decode attention then
-        reads their rows in place. Plans the gather from the paged cache when they do not fit."""
+        reads their rows in place. Plans the gather from the paged cache when they do not fit.
+        `shared_min_tail`: read a prompt prefix common to the whole batch once (SharedPrefix),
+        leaving at least this many keys after it to each row (row_invariance.prefix_sharing_min_tail);
+        None: never."""
         decode = self._decode
+        self.cache_shared = 0
         if not decode:
             cache.clear()
             return
@@ -413,3 +442,10 @@ class _AttentionPlan:
         # query t of row b sees keys 0 .. starts[b] + t: [batch, n_max, width]
         self.cache_limit = starts[:, None] + torch.arange(n_max)[None, :]
         self.cache_mask = torch.arange(self.cache_width)[None, None, :] <= self.cache_limit[:, :, None]
+        if shared_min_tail is not None and len(decode) > 1:
+            shared = _shared_prefix([table for _, table, _, _, _ in decode], cache.block_size)
+            # positions every row already held before this step: the same keys in every row;
+            # and enough keys after them for the rows' own score GEMM to sum as a whole-width one
+            shared = min(shared, int(starts.min()), self.cache_width - shared_min_tail)
+            if shared >= MIN_SHARED_PREFIX:
+                self.cache_shared, self.cache_shared_row = shared, 0

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import torch
 
 from posttrain.engine.builtin import onednn_linear
-from posttrain.engine.builtin.invariant_attention import attend_rows, invariant_attention
+from posttrain.engine.builtin.invariant_attention import MIN_QUERY_ROWS, SharedPrefix, attend_rows, invariant_attention
 
 ROW_COUNTS = tuple(range(1, 17)) + (20, 24, 32, 48, 64, 96, 128)
 REFERENCE_ROWS = 256  # the trainer's side: one call with many rows
@@ -123,6 +123,50 @@ def attention_agrees(heads: int, kv_heads: int, head_dim: int, dtype: torch.dtyp
         if not torch.equal(step, full[0, :, position]):
             return False
     return True
+
+
+PROBED_TAILS = 160  # key counts past a shared prefix probed for the score GEMM
+
+
+@functools.cache
+def prefix_sharing_min_tail(kv_heads: int, group: int, head_dim: int, dtype: torch.dtype) -> int | None:
+    """For reading a decode batch's shared prompt prefix once (SharedPrefix): the fewest keys
+    past the prefix from which the scores against them, one GEMM of their own, equal the same
+    columns of one GEMM over all keys (MKL's sgemm computes a product of fewer than 12 columns
+    another way on an AVX-512 EPYC), checked up to PROBED_TAILS; then the whole attention with the
+    prefix read once against it read from every sequence's row, for one query per sequence and
+    for three (a draft being verified), with the prefix ending inside a key chunk and after one.
+    None where even PROBED_TAILS keys do not agree, or the attention differs."""
+    generator = torch.Generator().manual_seed(3)
+    k_t = torch.randn(2 * kv_heads, head_dim, 512, generator=generator).to(dtype)
+    failing = [0]
+    for queries in (1, 3):
+        rows = torch.randn(2 * kv_heads, max(group * queries, MIN_QUERY_ROWS), head_dim, generator=generator)
+        for width in (200, 333):
+            full = torch.matmul(rows.to(dtype), k_t[..., :width])
+            for tail in range(1, PROBED_TAILS + 1):
+                if not torch.equal(torch.matmul(rows.to(dtype), k_t[..., width - tail : width]), full[..., -tail:]):
+                    failing.append(tail)
+    min_tail = max(failing) + 1
+    if min_tail > PROBED_TAILS:
+        return None
+    sequences, width = 5, 300
+    keys = torch.randn(sequences, kv_heads, width, head_dim, generator=generator).to(dtype)
+    values = torch.randn(sequences, kv_heads, width, head_dim, generator=generator).to(dtype)
+    for length in (100, 150):
+        keys[:, :, :length], values[:, :, :length] = keys[:1, :, :length], values[:1, :, :length]
+        pairs_k, pairs_v = keys.reshape(-1, width, head_dim), values.reshape(-1, width, head_dim)
+        shared = SharedPrefix(keys[0, :, :length].transpose(-1, -2), values[0, :, :length], sequences)
+        for queries in (1, 3):
+            rows = torch.randn(sequences * kv_heads, group * queries, head_dim, generator=generator).to(dtype)
+            ends = torch.randint(length + 1, width + 1, (sequences,), generator=generator)
+            mask = torch.arange(width)[None, :] < ends[:, None]
+            mask = mask.view(sequences, 1, 1, width).expand(sequences, kv_heads, group * queries, width)
+            mask = mask.reshape(-1, group * queries, width)
+            plain = attend_rows(rows, pairs_k, pairs_v, mask, head_dim**-0.5)
+            if not torch.equal(attend_rows(rows, pairs_k, pairs_v, mask, head_dim**-0.5, shared=shared), plain):
+                return None
+    return min_tail
 
 
 @functools.cache
