@@ -251,3 +251,14 @@ def test_a_shared_prompt_prefix_read_once_computes_what_every_row_reading_it_doe
     for row, c in enumerate(shared_out):
         start = len(c.prompt_token_ids) - 1
         assert_logprobs_match(recomputed[row, start : start + len(c.token_ids)], c.logprobs, bit_equal, row)
+    # verifying drafts (several queries a sequence) with the prefix read once: greedy output and
+    # logprobs as the plain engine's that gathers each row's own copy
+    greedy = SamplingParams(temperature=0, max_tokens=24)
+    requests = [GenerationRequest(str(i), p, greedy) for i, p in enumerate(prompts)]
+    drafting = BuiltinEngine(copy.deepcopy(model), tokenizer, speculative=True)
+    drafted = drafting.generate(requests)
+    assert drafting.stats.draft_tokens > 0 and drafting.runner.shared_prefix_steps > 0
+    plain = BuiltinEngine(copy.deepcopy(model), tokenizer, decode_cache_bytes=0).generate(requests)
+    assert [c.token_ids for c in drafted] == [c.token_ids for c in plain]
+    for a, b in zip(drafted, plain):
+        assert_logprobs_match(a.logprobs, b.logprobs, bit_equal)

@@ -16,7 +16,9 @@ copy, already in the layout the attention GEMMs read.
 
 Decoding sequences are batched into one attention call over their keys in the DecodeCache (one
 contiguous row per sequence, kept across steps; when it would outgrow its memory budget, their
-blocks are gathered from the paged cache instead); a decoding sequence verifying a speculative
+blocks are gathered from the paged cache instead); a prefix that every one of them holds in
+the same physical blocks (a shared system prompt, the samples of one prompt) is read from one
+row for all (SharedPrefix); a decoding sequence verifying a speculative
 draft brings several queries to that call, each seeing the keys up to its own position; prefill
 chunks attend causally to their own cached prefix. Attention is `invariant_attention`,
 which the trainer's model also uses: a token's logprob comes out the same to the bit whether it
