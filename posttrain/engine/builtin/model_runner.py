@@ -215,9 +215,9 @@ class ModelRunner:
                 rows = q[plan.cache_query_index].view(batch, n, kv, group, dim).permute(0, 2, 3, 1, 4)
                 rows = rows.reshape(batch * kv, group * n, dim)
             shared = None
-            if plan.cache_shared:  # the batch's common prompt prefix, read from one row for all
-                row, length = plan.cache_shared_row, plan.cache_shared
-                shared = SharedPrefix(cache_k_t[row, :, :, :length], cache_v[row, :, :length], batch)
+            if plan.cache_shared:  # the batch's common prompt prefix, the same in every row: row 0's
+                length = plan.cache_shared
+                shared = SharedPrefix(cache_k_t[0, :, :, :length], cache_v[0, :, :length], batch)
             result = attend_rows(rows, keys, values, None, scaling, plan.cache_excluded(kv, group), shared)
             if n == 1:
                 out[plan.cache_rows] = result.reshape(batch, -1, dim)
@@ -450,4 +450,4 @@ class _AttentionPlan:
             # and enough keys after them for the rows' own score GEMM to sum as a whole-width one
             shared = min(shared, int(starts.min()), self.cache_width - shared_min_tail)
             if shared >= MIN_SHARED_PREFIX:
-                self.cache_shared, self.cache_shared_row = shared, 0
+                self.cache_shared = shared
