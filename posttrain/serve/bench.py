@@ -20,14 +20,18 @@ to back in alternating order, and the ratio reported is the median of the per-re
 on a shared machine the load drifts over minutes, and a ratio of two neighbouring cells is
 what stays meaningful.
 
-Where `.venv-vllm` exists (or with vllm="on"), vLLM's own OpenAI server runs the same cells in
-each repeat, after posttrain's, plain and with its n-gram speculation (vllm_openai_server.py),
-and the report adds standard/vllm and fast/vllm-ngram ratios: medians of the per-repeat ratios,
-so that each compares cells run minutes apart rather than a whole run apart.
+Where `.venv-vllm` exists (or with vllm="on"), vLLM's own OpenAI server runs the same cells,
+plain and with its n-gram speculation (vllm_openai_server.py), and the report adds
+standard/vllm and fast/vllm-ngram ratios: medians of the per-repeat ratios. Both vLLM servers
+start once, before the first cell (each takes minutes to compile), wait idle, and empty their
+prefix cache before each of their cells; every posttrain cell runs right next to the vLLM cell
+it is compared with (cell_order), so that each ratio compares cells a minute apart: the host's
+speed drifts by 20% within minutes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -355,10 +359,20 @@ def _run_one(settings: Settings, workload: str, variant: str, concurrency: int) 
     return cell_summary(timings, wall, acceptance), [t.text for t in timings]
 
 
+# each posttrain variant and the vLLM arm it is compared with
+VLLM_COUNTERPARTS = (("standard", "vllm"), ("fast", "vllm-ngram"))
+
+
+def cell_order(repeat: int, with_vllm: bool) -> list[str]:
+    """The arms of one (workload, concurrency) cell in a repeat: each posttrain variant next to
+    its vLLM counterpart, the whole order reversed every other repeat."""
+    arms = [arm for pair in VLLM_COUNTERPARTS for arm in (pair if with_vllm else pair[:1])]
+    return arms if repeat % 2 == 0 else arms[::-1]
+
+
 def run_benchmark(settings: Settings, progress=None) -> dict:
-    """progress(label) is called before each cell. Each repeat runs every posttrain cell, then
-    (with vLLM) every vLLM cell, so that a ratio to vLLM compares cells minutes apart, not a
-    whole run apart; ratios are medians of the per-repeat ratios."""
+    """progress(label) is called before each cell and each vLLM server's start. Ratios are
+    medians of the per-repeat ratios of neighbouring cells (cell_order)."""
     variants = ("standard", "fast")
     use_vllm = _vllm_enabled(settings)  # before any cell: --vllm on without .venv-vllm fails at once
     report: dict = {
@@ -380,18 +394,24 @@ def run_benchmark(settings: Settings, progress=None) -> dict:
     texts: dict[tuple[str, str, int], list[str]] = {}  # the first run's replies
     repeatable = True  # greedy: every run of a cell replies the same
     vllm_info: dict = {}
-    for repeat in range(settings.repeats):
-        for workload in settings.workloads:
-            for concurrency in settings.concurrencies:
-                for variant in variants if repeat % 2 == 0 else variants[::-1]:
-                    if progress:
-                        progress(f"{workload} · {variant} · concurrency {concurrency} · run {repeat + 1}")
-                    cell, replies = _run_one(settings, workload, variant, concurrency)
-                    runs.setdefault((workload, variant, concurrency), []).append(cell)
-                    first = texts.setdefault((workload, variant, concurrency), replies)
-                    repeatable = repeatable and replies == first
-        if use_vllm:
-            vllm_info = run_vllm_arms(settings, repeat, runs, texts, progress)
+    with contextlib.ExitStack() as stack:
+        vllm_servers = start_vllm_servers(settings, stack, progress) if use_vllm else {}
+        if vllm_servers:
+            first = next(iter(vllm_servers.values()))
+            vllm_info = {"version": first.version(), "omp_threads_bind": first.omp_threads_bind}
+        for repeat in range(settings.repeats):
+            for workload in settings.workloads:
+                for concurrency in settings.concurrencies:
+                    for arm in cell_order(repeat, use_vllm):
+                        if progress:
+                            progress(f"{workload} · {arm} · concurrency {concurrency} · run {repeat + 1}")
+                        if arm in vllm_servers:
+                            cell, replies = _run_vllm_cell(vllm_servers[arm], settings, workload, concurrency)
+                        else:
+                            cell, replies = _run_one(settings, workload, arm, concurrency)
+                        runs.setdefault((workload, arm, concurrency), []).append(cell)
+                        first_replies = texts.setdefault((workload, arm, concurrency), replies)
+                        repeatable = repeatable and (arm in vllm_servers or replies == first_replies)
 
     for workload in settings.workloads:
         cells: dict = {variant: {} for variant in variants}
@@ -452,48 +472,40 @@ def _vllm_enabled(settings: Settings) -> bool:
     return found
 
 
-def run_vllm_arms(settings: Settings, repeat: int, runs: dict, texts: dict, progress=None) -> dict:
-    """One repeat of vLLM's own OpenAI server on every cell, plain and with n-gram speculation
-    (a server per arm, started for the repeat); the cells go into `runs` and the first replies
-    into `texts` under the arm's name. Returns vLLM's version and thread binding."""
+def start_vllm_servers(settings: Settings, stack: contextlib.ExitStack, progress=None) -> dict:
+    """vLLM's own OpenAI server for each arm, plain and with n-gram speculation, started one
+    after the other and stopped when `stack` closes (their logs in a temporary folder)."""
     from posttrain.models.loading import resolve_model_dir
 
     model_dir = resolve_model_dir(settings.model)
-    info: dict = {}
-    with tempfile.TemporaryDirectory(prefix="serve-bench-vllm-") as logs:
-        for arm in VLLM_ARMS:
-            if progress:
-                progress(f"starting vllm serve ({arm}) · run {repeat + 1}")
-            server = VLLMOpenAIServer(
-                arm,
-                model_dir,
-                settings.model,
-                max(settings.concurrencies),
-                Path(logs) / f"{arm}.log",
-                settings.server_cpus,
-            )
-            try:
-                info = {"version": server.version(), "omp_threads_bind": server.omp_threads_bind}
-                for workload in settings.workloads:
-                    for concurrency in settings.concurrencies:
-                        requests = requests_for(workload, settings, concurrency)
-                        if progress:
-                            progress(f"{workload} · {arm} · concurrency {concurrency} · run {repeat + 1}")
-                        server.reset()
-                        warm_up(server.port, requests, concurrency, settings.model)
-                        before = server.spec_counters()
-                        timings, wall = run_cell(server.port, requests, concurrency, settings.model)
-                        after = server.spec_counters()
-                        acceptance = None
-                        if before is not None and after is not None and after[1] > before[1]:
-                            acceptance = (after[0] - before[0]) / (after[1] - before[1])
-                        runs.setdefault((workload, arm, concurrency), []).append(
-                            cell_summary(timings, wall, acceptance)
-                        )
-                        texts.setdefault((workload, arm, concurrency), [t.text for t in timings])
-            finally:
-                server.stop()
-    return info
+    logs = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="serve-bench-vllm-")))
+    servers = {}
+    for arm in VLLM_ARMS:
+        if progress:
+            progress(f"starting vllm serve ({arm})")
+        server = VLLMOpenAIServer(
+            arm, model_dir, settings.model, max(settings.concurrencies), logs / f"{arm}.log", settings.server_cpus
+        )
+        stack.callback(server.stop)
+        servers[arm] = server
+    return servers
+
+
+def _run_vllm_cell(
+    server: VLLMOpenAIServer, settings: Settings, workload: str, concurrency: int
+) -> tuple[dict, list[str]]:
+    """One cell on a running vLLM server, its prefix cache emptied first: its summary (with
+    the acceptance rate from its speculative counters) and its replies."""
+    requests = requests_for(workload, settings, concurrency)
+    server.reset()
+    warm_up(server.port, requests, concurrency, settings.model)
+    before = server.spec_counters()
+    timings, wall = run_cell(server.port, requests, concurrency, settings.model)
+    after = server.spec_counters()
+    acceptance = None
+    if before is not None and after is not None and after[1] > before[1]:
+        acceptance = (after[0] - before[0]) / (after[1] - before[1])
+    return cell_summary(timings, wall, acceptance), [t.text for t in timings]
 
 
 def _vllm_report(settings: Settings, runs: dict, texts: dict, info: dict) -> dict:

@@ -143,9 +143,10 @@ def bench_command(
     concurrency: output tokens/s, time to first token p50/p95, inter-token
     latency p50/p95, speculative acceptance rate; per workload whether greedy
     outputs were identical across variants, and the fast/standard ratios.
-    Where .venv-vllm exists, vLLM's own server runs the same cells too, in each
-    repeat after posttrain's, and the standard/vllm and fast/vllm-ngram ratios
-    (medians of the per-repeat ratios) are reported.
+    Where .venv-vllm exists, vLLM's own server runs the same cells too (its
+    two servers, plain and n-gram, start once), each right next to the
+    posttrain cell it is compared with, and the standard/vllm and
+    fast/vllm-ngram ratios (medians of the per-repeat ratios) are reported.
 
     \b
     Example: posttrain serve bench --out docs/serve_bench.json

@@ -43,3 +43,15 @@ def test_the_ratios_to_vllm_pair_each_repeat_with_its_own_vllm_cells():
     assert ratios["fast_over_vllm_ngram_by_repeat"]["1"] == [1.2, 0.8]
     assert report["cells"]["vllm"]["agent"]["1"]["runs"] == runs[("agent", "vllm", 1)]
     assert report["greedy_identical_to_standard"] == {"agent": {"1": True}}
+
+
+def test_each_variant_runs_next_to_its_vllm_counterpart_in_alternating_order():
+    from posttrain.serve.bench import cell_order
+
+    assert cell_order(0, True) == ["standard", "vllm", "fast", "vllm-ngram"]
+    assert cell_order(1, True) == ["vllm-ngram", "fast", "vllm", "standard"]
+    for repeat in range(4):
+        order = cell_order(repeat, True)
+        for ours, theirs in (("standard", "vllm"), ("fast", "vllm-ngram")):
+            assert abs(order.index(ours) - order.index(theirs)) == 1
+    assert cell_order(0, False) == ["standard", "fast"] and cell_order(1, False) == ["fast", "standard"]
