@@ -363,6 +363,11 @@ def _run_one(settings: Settings, workload: str, variant: str, concurrency: int) 
 VLLM_COUNTERPARTS = (("standard", "vllm"), ("fast", "vllm-ngram"))
 
 
+def counterpart_ratio_name(ours: str, theirs: str) -> str:
+    """The report's key for ours/theirs: standard_over_vllm, fast_over_vllm_ngram."""
+    return f"{ours}_over_{theirs.replace('-', '_')}"
+
+
 def cell_order(repeat: int, with_vllm: bool) -> list[str]:
     """The arms of one (workload, concurrency) cell in a repeat: each posttrain variant next to
     its vLLM counterpart, the whole order reversed every other repeat."""
@@ -523,10 +528,8 @@ def _vllm_report(settings: Settings, runs: dict, texts: dict, info: dict) -> dic
                     **({"runs": cell_runs} if len(cell_runs) > 1 else {}),
                 }
         ratios[workload] = {}
-        for name, ours, theirs in (
-            ("standard_over_vllm", "standard", "vllm"),
-            ("fast_over_vllm_ngram", "fast", "vllm-ngram"),
-        ):
+        for ours, theirs in VLLM_COUNTERPARTS:
+            name = counterpart_ratio_name(ours, theirs)
             by_repeat = {c: _per_repeat(runs, workload, ours, theirs, c) for c in settings.concurrencies}
             ratios[workload][name] = {str(c): round(statistics.median(r), 3) for c, r in by_repeat.items()}
             if settings.repeats > 1:

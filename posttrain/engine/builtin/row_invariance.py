@@ -141,11 +141,11 @@ def prefix_sharing_min_tail(kv_heads: int, group: int, head_dim: int, dtype: tor
     k_t = torch.randn(2 * kv_heads, head_dim, 512, generator=generator).to(dtype)
     failing = [0]
     for queries in (1, 3):
-        rows = torch.randn(2 * kv_heads, max(group * queries, MIN_QUERY_ROWS), head_dim, generator=generator)
+        rows = torch.randn(2 * kv_heads, max(group * queries, MIN_QUERY_ROWS), head_dim, generator=generator).to(dtype)
         for width in (200, 333):
-            full = torch.matmul(rows.to(dtype), k_t[..., :width])
+            full = torch.matmul(rows, k_t[..., :width])
             for tail in range(1, PROBED_TAILS + 1):
-                if not torch.equal(torch.matmul(rows.to(dtype), k_t[..., width - tail : width]), full[..., -tail:]):
+                if not torch.equal(torch.matmul(rows, k_t[..., width - tail : width]), full[..., -tail:]):
                     failing.append(tail)
     min_tail = max(failing) + 1
     if min_tail > PROBED_TAILS:
