@@ -6,7 +6,7 @@ then finish, kept when the verifier passes); every assistant turn becomes one re
 episode so far (system prompt with the tools, the instruction, earlier calls and their
 observations) as SmolLM2 token ids, and the reference reply.
 
-    python benchmarks/serve_agent_turns.py --count 12 --out benchmarks/data/serve_agent_turns.jsonl
+    python benchmarks/serve_agent_turns.py --count 48 --out benchmarks/data/serve_agent_turns.jsonl
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def turns_of(transcript) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--count", type=int, default=12)
+    parser.add_argument("--count", type=int, default=48)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/data/serve_agent_turns.jsonl"))
     args = parser.parse_args()
     tokenizer = load_tokenizer("smollm2-135m")
