@@ -28,15 +28,15 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TURNS = ROOT / "benchmarks" / "data" / "serve_agent_turns.jsonl"
 ARMS = ("posttrain", "vllm", "vllm-eager")
 
 
 def run_arm(arm: str, requests: int, concurrency: int, max_tokens: int) -> dict:
     """One arm, in this process: warm up, then time one generate over the requests."""
     from posttrain.engine.interface import GenerationRequest, SamplingParams
+    from posttrain.serve.bench import AGENT_TURNS
 
-    turns = [json.loads(line) for line in TURNS.read_text().splitlines() if line.strip()][:requests]
+    turns = [json.loads(line) for line in AGENT_TURNS.read_text().splitlines() if line.strip()][:requests]
     if arm == "posttrain":
         import torch
 
@@ -72,8 +72,8 @@ def run_arm(arm: str, requests: int, concurrency: int, max_tokens: int) -> dict:
     }
 
 
-def spawn_arm(arm: str, args: argparse.Namespace) -> dict:
-    python = ROOT / (".venv/bin/python" if arm == "posttrain" else ".venv-vllm/bin/python")
+def spawn_arm(arm: str, args: argparse.Namespace, vllm: Path | None) -> dict:
+    python = sys.executable if arm == "posttrain" else vllm
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     env.setdefault("VLLM_CPU_OMP_THREADS_BIND", "0")  # one core for the engine, as serve bench binds it
     env.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
@@ -99,17 +99,21 @@ def main() -> None:
     if args.arm:
         print(json.dumps(run_arm(args.arm, args.requests, args.concurrency, args.max_tokens)))
         return
+    from posttrain.serve.bench import counterpart_ratio_name
+    from posttrain.serve.vllm_openai_server import vllm_python
+
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
-    if any(a != "posttrain" for a in arms) and not (ROOT / ".venv-vllm" / "bin" / "python").exists():
-        raise SystemExit(".venv-vllm is missing: `make bench-engines` creates it")
+    vllm = vllm_python(ROOT / ".venv-vllm")
+    if any(a != "posttrain" for a in arms) and vllm is None:
+        raise SystemExit(".venv-vllm with vLLM is missing: `make bench-engines` creates it")
     runs: dict[str, list[dict]] = {arm: [] for arm in arms}
     for repeat in range(args.repeats):
         for arm in arms if repeat % 2 == 0 else arms[::-1]:
             print(f"repeat {repeat + 1}/{args.repeats}: {arm}", file=sys.stderr, flush=True)
-            runs[arm].append(spawn_arm(arm, args))
+            runs[arm].append(spawn_arm(arm, args, vllm))
     median = {arm: statistics.median(r["output_tok_s"] for r in rows) for arm, rows in runs.items()}
     ratios = {
-        f"{a}_over_{b}".replace("-", "_"): round(median[a] / median[b], 3)
+        counterpart_ratio_name(a, b): round(median[a] / median[b], 3)
         for a, b in (("posttrain", "vllm"), ("posttrain", "vllm-eager"), ("vllm", "vllm-eager"))
         if a in median and b in median
     }
