@@ -3,7 +3,8 @@
 
 Arms (each a fresh process; the vLLM ones in .venv-vllm, `make bench-engines` makes it):
 
-    posttrain    the builtin engine (what `posttrain serve` runs), fp32
+    posttrain    the builtin engine's eager step (what RL rollouts run, the trainer's bits), fp32
+    posttrain-compiled  the same with its decoder layers compiled (what `posttrain serve` runs)
     vllm         vLLM's LLM, fp32, as its OpenAI server runs it (torch.compile / inductor)
     vllm-eager   the same with enforce_eager=True: no compilation, its ops as PyTorch runs them
 
@@ -28,7 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ARMS = ("posttrain", "vllm", "vllm-eager")
+ARMS = ("posttrain", "posttrain-compiled", "vllm", "vllm-eager")
 
 
 def run_arm(arm: str, requests: int, concurrency: int, max_tokens: int) -> dict:
@@ -37,14 +38,19 @@ def run_arm(arm: str, requests: int, concurrency: int, max_tokens: int) -> dict:
     from posttrain.serve.bench import AGENT_TURNS
 
     turns = [json.loads(line) for line in AGENT_TURNS.read_text().splitlines() if line.strip()][:requests]
-    if arm == "posttrain":
+    if arm.startswith("posttrain"):
         import torch
 
         from posttrain.engine.builtin.engine import BuiltinEngine
         from posttrain.models.loading import load_model, load_tokenizer
 
         torch.set_num_threads(1)
-        engine = BuiltinEngine(load_model("smollm2-135m"), load_tokenizer("smollm2-135m"), max_num_seqs=concurrency)
+        engine = BuiltinEngine(
+            load_model("smollm2-135m"),
+            load_tokenizer("smollm2-135m"),
+            max_num_seqs=concurrency,
+            compile_step=arm == "posttrain-compiled",
+        )
         engine.runner.decode_cache.reserve(concurrency, 1024)  # as `posttrain serve` does at start
     else:
         from posttrain.engine.vllm_engine import VLLMEngine
@@ -52,10 +58,11 @@ def run_arm(arm: str, requests: int, concurrency: int, max_tokens: int) -> dict:
 
         extra = {"enforce_eager": True} if arm == "vllm-eager" else {}
         engine = VLLMEngine(resolve_model_dir("smollm2-135m"), max_num_seqs=concurrency, **extra)
-    # the warm-up's prompt is not one of the timed ones; vLLM's prefix cache is emptied after it
+    # the warm-up (which compiles) has a prompt that is not one of the timed ones; vLLM's prefix
+    # cache is emptied after it
     warm_up = SamplingParams(temperature=0, max_tokens=8)
     engine.generate([GenerationRequest("warm-up", list(range(1000, 1040)), warm_up)])
-    if arm != "posttrain":
+    if arm.startswith("vllm"):
         engine.llm.reset_prefix_cache()
     greedy = SamplingParams(temperature=0, max_tokens=max_tokens)
     batch = [GenerationRequest(str(i), turn["prompt_ids"], greedy) for i, turn in enumerate(turns)]
@@ -73,7 +80,7 @@ def run_arm(arm: str, requests: int, concurrency: int, max_tokens: int) -> dict:
 
 
 def spawn_arm(arm: str, args: argparse.Namespace, vllm: Path | None) -> dict:
-    python = sys.executable if arm == "posttrain" else vllm
+    python = sys.executable if arm.startswith("posttrain") else vllm
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     env.setdefault("VLLM_CPU_OMP_THREADS_BIND", "0")  # one core for the engine, as serve bench binds it
     env.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
@@ -104,7 +111,7 @@ def main() -> None:
 
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     vllm = vllm_python(ROOT / ".venv-vllm")
-    if any(a != "posttrain" for a in arms) and vllm is None:
+    if any(a.startswith("vllm") for a in arms) and vllm is None:
         raise SystemExit(".venv-vllm with vLLM is missing: `make bench-engines` creates it")
     runs: dict[str, list[dict]] = {arm: [] for arm in arms}
     for repeat in range(args.repeats):
@@ -114,7 +121,13 @@ def main() -> None:
     median = {arm: statistics.median(r["output_tok_s"] for r in rows) for arm, rows in runs.items()}
     ratios = {
         counterpart_ratio_name(a, b): round(median[a] / median[b], 3)
-        for a, b in (("posttrain", "vllm"), ("posttrain", "vllm-eager"), ("vllm", "vllm-eager"))
+        for a, b in (
+            ("posttrain", "vllm"),
+            ("posttrain-compiled", "vllm"),
+            ("posttrain-compiled", "posttrain"),
+            ("posttrain", "vllm-eager"),
+            ("vllm", "vllm-eager"),
+        )
         if a in median and b in median
     }
     from posttrain.console import emit_benchmark

@@ -365,7 +365,7 @@ VLLM_COUNTERPARTS = (("standard", "vllm"), ("fast", "vllm-ngram"))
 
 def counterpart_ratio_name(ours: str, theirs: str) -> str:
     """The report's key for ours/theirs: standard_over_vllm, fast_over_vllm_ngram."""
-    return f"{ours}_over_{theirs.replace('-', '_')}"
+    return f"{ours.replace('-', '_')}_over_{theirs.replace('-', '_')}"
 
 
 def cell_order(repeat: int, with_vllm: bool) -> list[str]:

@@ -66,6 +66,13 @@ def run_command(
         "--engine",
         help="builtin, or vllm where installed (fast variant: vLLM's n-gram speculation).",
     ),
+    eager: bool = typer.Option(
+        False,
+        "--eager",
+        help="Run the builtin engine's step eagerly instead of compiling its decoder layers with "
+        "torch.compile (slower; starts without the compile; logprobs to the bit as RL rollouts "
+        "compute them). As vLLM's --enforce-eager.",
+    ),
 ) -> None:
     """Serve MODEL at http://HOST:PORT/v1 (chat/completions, completions, models), with /health
     and /metrics (Prometheus). Clients: any OpenAI client, e.g.
@@ -84,10 +91,13 @@ def run_command(
         max_model_len,
         quantize=quantize,
         engine=engine,
+        compile_step=not eager,
     )
     try:
         label = variant + (f", {quantize} weights" if quantize else "") + (f", {engine}" if engine != "builtin" else "")
-        with console.status(f"loading {model} ({label})"):
+        label += ", eager" if eager and engine == "builtin" else ""
+        compiling = not eager and engine == "builtin" and not quantize
+        with console.status(f"loading {model} ({label}){' and compiling its step' if compiling else ''}"):
             built = build_server(settings)
         console.print(
             f"serving [bold]{settings.served_model_name or model}[/] ({label}) at http://{host}:{port}/v1",

@@ -1,6 +1,7 @@
 """Load a model, build its engine in the asked variant, and serve it with uvicorn.
 
-standard   the builtin engine: paged KV cache, prefix cache, continuous batching
+standard   the builtin engine: paged KV cache, prefix cache, continuous batching, its
+           decoder layers compiled with torch.compile (compile_step; eager: the trainer's bits)
 fast       the same engine with speculative decoding (n-gram drafts verified by the model):
            greedy output equal token for token, sampling from the same distribution;
            optionally with int8 weights (quantize="int8": faster, lossy)
@@ -15,9 +16,10 @@ from dataclasses import dataclass
 
 from transformers import AutoConfig
 
-from posttrain.engine.builtin.engine import BuiltinEngine
+from posttrain.engine.builtin.engine import BuiltinEngine, EngineStats
 from posttrain.engine.builtin.quantization import CHOICES as QUANTIZE_CHOICES
 from posttrain.engine.builtin.quantization import quantize_int8
+from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.errors import PosttrainError
 from posttrain.models.loading import load_model, load_tokenizer, resolve_model_dir
 from posttrain.serve.app import ServedModel, create_app
@@ -40,6 +42,9 @@ class ServerSettings:
     num_blocks: int = 2048
     quantize: str | None = None  # "int8": the fast variant's lossy option (engine/builtin/quantization.py)
     engine: str = "builtin"  # or "vllm", where installed
+    # the builtin engine's decoder layers as one torch.compile graph (engine/builtin/compiled_step.py);
+    # False: the eager step, the trainer's bits (--eager)
+    compile_step: bool = True
 
 
 def build_server(settings: ServerSettings):
@@ -95,7 +100,11 @@ def _builtin_engine(settings: ServerSettings, model_name: str):
         num_blocks=settings.num_blocks,
         max_num_seqs=max(settings.max_concurrency * 4, 16),
         speculative=settings.variant == "fast",
+        compile_step=settings.compile_step,
     )
+    if engine.runner.compiled is not None:  # compile now, not in the first client's request
+        engine.generate([GenerationRequest("compile", [0, 1, 2], SamplingParams(temperature=0, max_tokens=2))])
+        engine.stats = EngineStats()
     context = getattr(model.config, "max_position_embeddings", None) or 2048
     # the decode cache's rows for every admitted request, allocated now rather than in the first
     # busy steps (decode_cache.py); a longer sequence still grows it

@@ -40,6 +40,12 @@ class ConcatenatedLinear:
     def stacked(self, x: torch.Tensor) -> torch.Tensor | None:
         """The layers' outputs side by side, as one tensor [..., sum(sizes)]; None where the
         weights are inference tensors (no version counter to key the stack on)."""
+        prepared = self.prepared()
+        return None if prepared is None else onednn_linear._onednn(x, *prepared)
+
+    def prepared(self) -> tuple[torch.Tensor, torch.Tensor | None] | None:
+        """The stacked weight (reordered) and bias, made again when a layer's weight changed;
+        None for inference-tensor weights."""
         # _parameters, not layer.weight: Module.__getattr__ would cost more than the call saves
         weights = [layer._parameters["weight"] for layer in self.layers]
         biases = [layer._parameters["bias"] for layer in self.layers]
@@ -51,7 +57,7 @@ class ConcatenatedLinear:
                 self._weight = onednn_linear.reorder(torch.cat([weight.detach() for weight in weights]))
                 self._bias = None if biases[0] is None else torch.cat([b.detach() for b in biases])
             self._key = key
-        return onednn_linear._onednn(x, self._weight, self._bias)
+        return self._weight, self._bias
 
 
 def can_concatenate(layers: list[torch.nn.Module], dtype: torch.dtype) -> bool:

@@ -32,10 +32,11 @@ sliding-window mask, so the bits do not change.
 from __future__ import annotations
 
 import copy
+import logging
 
 import torch
 
-from posttrain.engine.builtin import onednn_linear
+from posttrain.engine.builtin import compiled_step, onednn_linear
 from posttrain.engine.builtin.concatenated_linear import ConcatenatedLinear, can_concatenate, columns_agree
 from posttrain.engine.builtin.decode_cache import DecodeCache
 from posttrain.engine.builtin.invariant_attention import SharedPrefix, attend_rows, excluded_keys
@@ -50,6 +51,8 @@ STACKED_MAX_ROWS = 8
 # few extra calls cost more than the keys and values they save reading
 MIN_SHARED_PREFIX = 64
 
+log = logging.getLogger(__name__)
+
 
 class ModelRunner:
     def __init__(
@@ -59,7 +62,10 @@ class ModelRunner:
         block_size: int,
         decode_cache_bytes: int | None = None,
         invariance: RowInvariance | None = None,
+        compile_step: bool = False,
     ) -> None:
+        """compile_step: run the decoder layers as one torch.compile graph (compiled_step.py):
+        faster, row-invariant, but no longer the trainer's bits; for serving, never for RL."""
         self.family = check_supported(model.config)  # before anything runs: wrong logits are silent
         self.windows = attention_windows(model.config)
         self.model = model.eval()
@@ -100,6 +106,13 @@ class ModelRunner:
         # None: reading a shared prefix once would change bits here, so every row reads its own
         self.shared_prefix_min_tail = prefix_sharing_min_tail(self.num_kv_heads, group, self.head_dim, self.dtype)
         self.shared_prefix_steps = 0  # decode steps that read a prompt prefix once for the batch
+        self.compiled = None
+        if compile_step:
+            reason = compiled_step.unsupported_reason(self)
+            if reason is None:
+                self.compiled = compiled_step.CompiledStack(self)
+            else:
+                log.warning("the decode step runs eagerly: %s", reason)
 
     @torch.inference_mode()
     def run(self, chunks: list[ScheduledChunk]) -> torch.Tensor:
@@ -127,9 +140,23 @@ class ModelRunner:
         hidden = inner.embed_tokens(input_ids)
         rotation = _rotation(*inner.rotary_emb(hidden, position_ids))
         plan = _AttentionPlan(chunks, self.block_size, padded=padding > 0)
-        qkv, gate_up = (self.qkv, self.gate_up) if len(ids) <= STACKED_MAX_ROWS else (None, None)
         plan.use_decode_cache(self.decode_cache, self.k_cache, self.v_cache, self.shared_prefix_min_tail)
         self.shared_prefix_steps += bool(plan.cache_shared)
+        layers_out = self.compiled(hidden, rotation, slot_mapping, plan) if self.compiled is not None else None
+        if layers_out is None:
+            self.compiled = None  # never compiled, or its compilation failed
+            layers_out = self._layers(hidden, rotation, slot_mapping, plan, len(ids))
+        hidden = layers_out
+        if not logit_rows:
+            return torch.empty(0, self.model.config.vocab_size)
+        count = max(self.invariance.padded_rows(len(logit_rows)), self.min_rows)
+        rows = logit_rows + logit_rows[:1] * (count - len(logit_rows))
+        return self.model.lm_head(hidden[0, rows]).float()[: len(logit_rows)]
+
+    def _layers(self, hidden, rotation, slot_mapping, plan: _AttentionPlan, tokens: int) -> torch.Tensor:
+        """The decoder layers and the final norm, eagerly: the trainer's arithmetic to the bit."""
+        inner = self.model.model
+        qkv, gate_up = (self.qkv, self.gate_up) if tokens <= STACKED_MAX_ROWS else (None, None)
         for layer_index, layer in enumerate(inner.layers):
             residual = hidden
             hidden = self.norm(layer.input_layernorm, hidden)
@@ -151,12 +178,7 @@ class ModelRunner:
                 gate, up = gate_up[layer_index](hidden)
                 hidden = layer.mlp.down_proj((self.act or layer.mlp.act_fn)(gate) * up)
             hidden = residual + hidden
-        hidden = self.norm(inner.norm, hidden)
-        if not logit_rows:
-            return torch.empty(0, self.model.config.vocab_size)
-        count = max(self.invariance.padded_rows(len(logit_rows)), self.min_rows)
-        rows = logit_rows + logit_rows[:1] * (count - len(logit_rows))
-        return self.model.lm_head(hidden[0, rows]).float()[: len(logit_rows)]
+        return self.norm(inner.norm, hidden)
 
     def copy_block(self, source: int, destination: int) -> None:
         """Copy one block's keys and values in every layer (copy-on-write of a forked sample)."""
@@ -176,6 +198,12 @@ class ModelRunner:
         return qk[:, :heads], qk[:, heads:], v
 
     def _attention(self, attn, layer_index, hidden, rotation, slot_mapping, plan: _AttentionPlan, qkv=None):
+        q, k, v = self._project(attn, hidden, rotation, qkv)
+        out = self.attend(layer_index, q, k, v, slot_mapping, plan, attn.scaling)
+        return attn.o_proj(out.reshape(1, hidden.shape[1], -1))
+
+    def _project(self, attn, hidden, rotation, qkv=None) -> tuple:
+        """q, k, v [1, heads, tokens, dim] of a layer's input, q and k rotated."""
         total = hidden.shape[1]
         together = qkv.stacked(hidden) if qkv is not None and not self.family.qk_norm else None
         if together is not None:
@@ -189,7 +217,10 @@ class ModelRunner:
             q, k = q.transpose(1, 2), k.transpose(1, 2)
             v = v.view(1, total, -1, self.head_dim).transpose(1, 2)
             q, k = _rotate(q, rotation), _rotate(k, rotation)
-        scaling = attn.scaling
+        return q, k, v
+
+    def attend(self, layer_index, q, k, v, slot_mapping, plan: _AttentionPlan, scaling: float) -> torch.Tensor:
+        """Write the step's keys and values into the caches and attend: [tokens, heads, dim]."""
         k_cache, v_cache = self.k_layers[layer_index], self.v_layers[layer_index]
         k_cache[:, slot_mapping] = k[0]
         v_cache[:, slot_mapping] = v[0]
@@ -242,7 +273,7 @@ class ModelRunner:
             mask = mask.view(1, 1, n, -1).expand(kv, group, n, -1).reshape(kv, group * n, -1)
             result = attend_rows(rows, keys, values, mask, scaling)  # rows g * n + t, as the trainer's
             out[rows_index] = result.view(kv, group, n, dim).permute(2, 0, 1, 3).reshape(n, -1, dim)
-        return attn.o_proj(out.reshape(1, total, -1))
+        return out
 
 
 def _rotation(cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
