@@ -66,12 +66,12 @@ def run_command(
         "--engine",
         help="builtin, or vllm where installed (fast variant: vLLM's n-gram speculation).",
     ),
-    eager: bool = typer.Option(
+    compile_step: bool = typer.Option(
         False,
-        "--eager",
-        help="Run the builtin engine's step eagerly instead of compiling its decoder layers with "
-        "torch.compile (slower; starts without the compile; logprobs to the bit as RL rollouts "
-        "compute them). As vLLM's --enforce-eager.",
+        "--compile",
+        help="Compile the builtin engine's decoder layers with torch.compile at start-up (15-40 s): "
+        "1.2x the eager step in process at 16 sequences, the same tokens, logprobs within ~1e-5 "
+        "(not the trainer's bits); over HTTP no gain measured yet (docs/serving.md).",
     ),
 ) -> None:
     """Serve MODEL at http://HOST:PORT/v1 (chat/completions, completions, models), with /health
@@ -91,12 +91,12 @@ def run_command(
         max_model_len,
         quantize=quantize,
         engine=engine,
-        compile_step=not eager,
+        compile_step=compile_step,
     )
     try:
         label = variant + (f", {quantize} weights" if quantize else "") + (f", {engine}" if engine != "builtin" else "")
-        label += ", eager" if eager and engine == "builtin" else ""
-        compiling = not eager and engine == "builtin" and not quantize
+        label += ", compiled" if compile_step and engine == "builtin" else ""
+        compiling = compile_step and engine == "builtin" and not quantize
         with console.status(f"loading {model} ({label}){' and compiling its step' if compiling else ''}"):
             built = build_server(settings)
         console.print(

@@ -1,7 +1,7 @@
 """Load a model, build its engine in the asked variant, and serve it with uvicorn.
 
-standard   the builtin engine: paged KV cache, prefix cache, continuous batching, its
-           decoder layers compiled with torch.compile (compile_step; eager: the trainer's bits)
+standard   the builtin engine: paged KV cache, prefix cache, continuous batching (with
+           compile_step, its decoder layers compiled with torch.compile)
 fast       the same engine with speculative decoding (n-gram drafts verified by the model):
            greedy output equal token for token, sampling from the same distribution;
            optionally with int8 weights (quantize="int8": faster, lossy)
@@ -42,9 +42,9 @@ class ServerSettings:
     num_blocks: int = 2048
     quantize: str | None = None  # "int8": the fast variant's lossy option (engine/builtin/quantization.py)
     engine: str = "builtin"  # or "vllm", where installed
-    # the builtin engine's decoder layers as one torch.compile graph (engine/builtin/compiled_step.py);
-    # False: the eager step, the trainer's bits (--eager)
-    compile_step: bool = True
+    # the builtin engine's decoder layers as one torch.compile graph (engine/builtin/compiled_step.py,
+    # --compile); off by default: 1.2x in process, but no gain measured over HTTP yet
+    compile_step: bool = False
 
 
 def build_server(settings: ServerSettings):

@@ -49,12 +49,14 @@ def start_server(settings) -> tuple[RunningServer, callable]:
 
 @pytest.fixture(scope="module")
 def fast_server():
-    """SmolLM2-135M in the fast variant, a short context and a small queue (so that the limits
-    are cheap to reach)."""
+    """SmolLM2-135M in the fast variant with its step compiled (--compile), a short context and
+    a small queue (so that the limits are cheap to reach)."""
     from posttrain.serve.server import ServerSettings
 
     running, stop = start_server(
-        ServerSettings("smollm2-135m", variant="fast", max_concurrency=2, max_queue=1, max_model_len=512)
+        ServerSettings(
+            "smollm2-135m", variant="fast", max_concurrency=2, max_queue=1, max_model_len=512, compile_step=True
+        )
     )
     yield running
     stop()

@@ -34,7 +34,7 @@ def test_chat_messages_and_shared_token_ids_give_the_local_engines_tokens(server
     engine = server.engine
     tokenizer = engine.tokenizer
     params = SamplingParams(temperature=0, max_tokens=8)
-    local = BuiltinEngine(engine.model, tokenizer, compile_step=True).generate(  # as the server steps
+    local = BuiltinEngine(engine.model, tokenizer).generate(
         [GenerationRequest("l", chat_prompt_ids(tokenizer, MESSAGES), params)]
     )[0]
     spec = f"openai:{server.base_url}#smol"

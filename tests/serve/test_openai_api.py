@@ -39,6 +39,8 @@ def test_models_health_and_chat(client, fast_server):
     assert choice.message.role == "assistant" and "Paris" in choice.message.content
     assert choice.finish_reason in ("stop", "length")
     assert reply.usage.completion_tokens <= 8 and reply.usage.prompt_tokens > 10
+    compiled = fast_server.engine.runner.compiled  # --compile: every test here runs the compiled step
+    assert compiled is not None and compiled.compiled_once
 
 
 def test_the_decode_cache_is_reserved_for_every_admitted_request(fast_server):

@@ -40,6 +40,8 @@ def test_bad_input_is_one_error_line(args, expected):
 def test_help_names_the_server_and_the_benchmark():
     result = run_cli("serve", "--help")
     assert result.returncode == 0 and "bench" in result.stdout and "run" in result.stdout
+    run_help = run_cli("serve", "run", "--help")
+    assert run_help.returncode == 0 and "--compile" in run_help.stdout and "torch.compile" in run_help.stdout
 
 
 @pytest.mark.skipif(Path(".venv-vllm/bin/vllm").exists(), reason="with .venv-vllm, --vllm on runs the benchmark")
