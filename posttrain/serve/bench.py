@@ -135,6 +135,7 @@ class Settings:
     workloads: tuple[str, ...] = ("agent", "chat")
     repeats: int = 1
     quantize: str | None = None  # the fast variant's servers load int8 weights (lossy)
+    compile_step: bool = False  # every posttrain server compiles its decoder layers (serve --compile)
     requests_per_client: int = 2
     server_cpus: tuple[int, ...] = ()  # pin every server (posttrain's and vLLM's) to these CPUs
     vllm: str = "auto"  # vLLM's own server as a baseline: auto (where .venv-vllm exists), on, off
@@ -349,6 +350,7 @@ def _run_one(settings: Settings, workload: str, variant: str, concurrency: int) 
     """One cell on a fresh server: its summary and its replies."""
     requests = requests_for(workload, settings, concurrency)
     extra = ("--quantize", settings.quantize) if settings.quantize and variant == "fast" else ()
+    extra += ("--compile",) if settings.compile_step else ()
     server = ServerProcess(settings.model, variant, max(concurrency, 1), extra, settings.server_cpus)
     try:
         warm_up(server.port, requests, concurrency, settings.model)
@@ -389,6 +391,7 @@ def run_benchmark(settings: Settings, progress=None) -> dict:
             "chat_max_tokens": settings.chat_max_tokens,
             "repeats": settings.repeats,
             "fast_quantize": settings.quantize,
+            "compiled_step": settings.compile_step,
             "greedy": True,
             "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
             "requests_per_client": settings.requests_per_client,

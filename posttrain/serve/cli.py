@@ -125,6 +125,9 @@ def bench_command(
     quantize: str | None = typer.Option(
         None, "--quantize", help="int8: the fast variant's servers load int8 weights (lossy; serve --quantize)."
     ),
+    compile_step: bool = typer.Option(
+        False, "--compile", help="Every posttrain server compiles its decoder layers (serve --compile)."
+    ),
     requests_per_client: int = typer.Option(
         2,
         "--requests-per-client",
@@ -182,6 +185,7 @@ def bench_command(
             workloads=tuple(w.strip() for w in workloads.split(",") if w.strip()),
             repeats=repeats,
             quantize=quantize,
+            compile_step=compile_step,
             requests_per_client=requests_per_client,
             server_cpus=cpus,
             vllm=vllm,

@@ -7,10 +7,11 @@ from tests.cli.test_cli_errors import run_cli
 
 
 def test_a_chat_cell_runs_both_variants_and_reports_their_ratio(tmp_path):
+    """With --compile: both variants' servers compiled, and still the same greedy output."""
     out = tmp_path / "bench.json"
     result = run_cli(
         "serve", "bench", "--model", "tiny-llama", "--workloads", "chat", "--concurrency", "2",
-        "--requests-per-client", "5", "--vllm", "off", "--out", str(out),
+        "--requests-per-client", "5", "--vllm", "off", "--compile", "--out", str(out),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())
@@ -24,7 +25,7 @@ def test_a_chat_cell_runs_both_variants_and_reports_their_ratio(tmp_path):
     ratio = chat["fast_over_standard_tok_s"]["2"]
     assert ratio == round(chat["fast"]["2"]["output_tok_s"] / chat["standard"]["2"]["output_tok_s"], 3)
     assert chat["greedy_identical"] is True and report["goals"]["greedy_identical"] is True
-    assert report["vllm"] == "not run: --vllm off"
+    assert report["vllm"] == "not run: --vllm off" and report["settings"]["compiled_step"] is True
     assert "cpu" in report
 
 
