@@ -57,6 +57,7 @@ def run_arm(arm: str, requests: int, concurrency: int, max_tokens: int) -> dict:
         from posttrain.models.loading import resolve_model_dir
 
         extra = {"enforce_eager": True} if arm == "vllm-eager" else {}
+        extra["disable_log_stats"] = False  # its prefix-cache counters
         engine = VLLMEngine(resolve_model_dir("smollm2-135m"), max_num_seqs=concurrency, **extra)
     # the warm-up (which compiles) has a prompt that is not one of the timed ones; vLLM's prefix
     # cache is emptied after it
@@ -66,17 +67,31 @@ def run_arm(arm: str, requests: int, concurrency: int, max_tokens: int) -> dict:
         engine.llm.reset_prefix_cache()
     greedy = SamplingParams(temperature=0, max_tokens=max_tokens)
     batch = [GenerationRequest(str(i), turn["prompt_ids"], greedy) for i, turn in enumerate(turns)]
+    cached_before = _cached_prompt_tokens(engine, arm)
     started = time.perf_counter()
     completions = engine.generate(batch)
     wall = time.perf_counter() - started
     tokens = [c.token_ids for c in completions]
+    prompt_tokens = sum(len(r.prompt_token_ids) for r in batch)
+    cached = _cached_prompt_tokens(engine, arm) - cached_before
     return {
+        # prompt tokens the arm had to compute (the rest came from its prefix cache)
+        "prefill_tokens_computed": prompt_tokens - cached,
+        "prompt_tokens": prompt_tokens,
         "arm": arm,
         "output_tok_s": round(sum(map(len, tokens)) / wall, 2),
         "wall_s": round(wall, 3),
         "output_tokens": sum(map(len, tokens)),
         "tokens_sha1": hashlib.sha1(json.dumps(tokens).encode()).hexdigest(),
     }
+
+
+def _cached_prompt_tokens(engine, arm: str) -> int:
+    """Prompt tokens served from the prefix cache so far."""
+    if arm.startswith("posttrain"):
+        return engine.blocks.hits
+    metrics = {m.name: getattr(m, "value", None) for m in engine.llm.get_metrics()}
+    return int(metrics["vllm:prefix_cache_hits"])
 
 
 def spawn_arm(arm: str, args: argparse.Namespace, vllm: Path | None) -> dict:
