@@ -4,7 +4,7 @@
 Arms (each a fresh process; the vLLM ones in .venv-vllm, `make bench-engines` makes it):
 
     posttrain    the builtin engine's eager step (what RL rollouts run, the trainer's bits), fp32
-    posttrain-compiled  the same with its decoder layers compiled (what `posttrain serve` runs)
+    posttrain-compiled  the same with its decoder layers compiled (`posttrain serve --compile`)
     vllm         vLLM's LLM, fp32, as its OpenAI server runs it (torch.compile / inductor)
     vllm-eager   the same with enforce_eager=True: no compilation, its ops as PyTorch runs them
 

@@ -95,8 +95,8 @@ def run_command(
     )
     try:
         label = variant + (f", {quantize} weights" if quantize else "") + (f", {engine}" if engine != "builtin" else "")
-        label += ", compiled" if compile_step and engine == "builtin" else ""
-        compiling = compile_step and engine == "builtin" and not quantize
+        compiling = compile_step and engine == "builtin" and not quantize  # int8 layers step eagerly
+        label += ", compiled" if compiling else ""
         with console.status(f"loading {model} ({label}){' and compiling its step' if compiling else ''}"):
             built = build_server(settings)
         console.print(

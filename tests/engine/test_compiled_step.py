@@ -1,4 +1,4 @@
-"""The compiled decode step (engine/builtin/compiled_step.py), what `posttrain serve` runs: on
+"""The compiled decode step (engine/builtin/compiled_step.py), `posttrain serve --compile`: on
 tiny models of each family it can take, it gives the eager step's greedy tokens, and it is row
 invariant (a sequence alone, in a batch, or after a prefix-cache hit gets the same logprobs to
 the bit), so the fast variant's verify steps cannot change the standard variant's output; the

@@ -9,7 +9,7 @@ Inductor's.
 
 What changes is the bits of those small ops (Inductor's fused RMSNorm sums in its own order),
 so a compiled step no longer computes the trainer's logprobs to the bit: RL rollouts keep the
-eager step (`logprob_mismatch_max` 0.0), and `posttrain serve` compiles unless told --eager.
+eager step (`logprob_mismatch_max` 0.0), and `posttrain serve` compiles only with --compile.
 What stays is row invariance: every fused loop computes a row from that row alone, the same
 code whatever the row count (one graph with a dynamic token dimension), so the fast variant's
 verify steps give the standard variant's tokens (tests/engine/test_compiled_step.py).
@@ -54,6 +54,10 @@ def _(q, k, v, layer_index, scaling):
     return q.new_empty(q.shape[2], q.shape[1], q.shape[3])
 
 
+class UnsupportedModelError(ValueError):
+    """The runner's model cannot take the compiled step; the message says why."""
+
+
 def unsupported_reason(runner) -> str | None:
     """Why this runner's model cannot take the compiled step, or None: it needs the shapes the
     step is written for (Llama's, no per-head q/k norm), float32 oneDNN layers with stacked
@@ -75,12 +79,12 @@ def unsupported_reason(runner) -> str | None:
 
 class CompiledStack:
     """The decoder layers and the final norm of a ModelRunner, compiled once (dynamic token
-    count) on the first call."""
+    count) on the first call. UnsupportedModelError where unsupported_reason gives one."""
 
     def __init__(self, runner) -> None:
         reason = unsupported_reason(runner)
         if reason is not None:
-            raise ValueError(f"no compiled step for this model: {reason}")
+            raise UnsupportedModelError(reason)
         self.runner = runner
         layers = runner.model.model.layers
         config = runner.model.config
@@ -103,17 +107,16 @@ class CompiledStack:
         failed first call has written nothing."""
         _step.runner, _step.slot_mapping, _step.plan = self.runner, slot_mapping, plan
         try:
-            if self.compiled_once:
-                return self._compiled(hidden, *rotation, self._weights())
-            try:
-                out = self._compiled(hidden, *rotation, self._weights())
-            except Exception as exc:  # noqa: BLE001 - any compiler failure: serve eagerly instead
-                log.warning("compiling the decode step failed, it runs eagerly: %s", exc)
-                return None
-            self.compiled_once = True
-            return out
+            out = self._compiled(hidden, *rotation, self._weights())
+        except Exception as exc:  # noqa: BLE001 - any compiler failure: serve eagerly instead
+            if self.compiled_once:  # a failure after compiling is the step's own: not hidden
+                raise
+            log.warning("compiling the decode step failed, it runs eagerly: %s", exc)
+            return None
         finally:
             _step.runner = _step.slot_mapping = _step.plan = None
+        self.compiled_once = True
+        return out
 
     def _weights(self) -> dict:
         """The layers' current weights (the reordered ones remade when a weight changed)."""

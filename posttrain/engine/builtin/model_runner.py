@@ -108,10 +108,9 @@ class ModelRunner:
         self.shared_prefix_steps = 0  # decode steps that read a prompt prefix once for the batch
         self.compiled = None
         if compile_step:
-            reason = compiled_step.unsupported_reason(self)
-            if reason is None:
+            try:
                 self.compiled = compiled_step.CompiledStack(self)
-            else:
+            except compiled_step.UnsupportedModelError as reason:
                 log.warning("the decode step runs eagerly: %s", reason)
 
     @torch.inference_mode()
@@ -142,11 +141,12 @@ class ModelRunner:
         plan = _AttentionPlan(chunks, self.block_size, padded=padding > 0)
         plan.use_decode_cache(self.decode_cache, self.k_cache, self.v_cache, self.shared_prefix_min_tail)
         self.shared_prefix_steps += bool(plan.cache_shared)
-        layers_out = self.compiled(hidden, rotation, slot_mapping, plan) if self.compiled is not None else None
-        if layers_out is None:
-            self.compiled = None  # never compiled, or its compilation failed
-            layers_out = self._layers(hidden, rotation, slot_mapping, plan, len(ids))
-        hidden = layers_out
+        layers_out = None
+        if self.compiled is not None:
+            layers_out = self.compiled(hidden, rotation, slot_mapping, plan)
+            if layers_out is None:  # its compilation failed: eager from now on
+                self.compiled = None
+        hidden = layers_out if layers_out is not None else self._layers(hidden, rotation, slot_mapping, plan, len(ids))
         if not logit_rows:
             return torch.empty(0, self.model.config.vocab_size)
         count = max(self.invariance.padded_rows(len(logit_rows)), self.min_rows)
