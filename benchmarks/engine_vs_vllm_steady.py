@@ -8,7 +8,13 @@ Arms (each a fresh process; the vLLM ones in .venv-vllm, `make bench-engines` ma
     vllm         vLLM's LLM, fp32, as its OpenAI server runs it (torch.compile / inductor)
     vllm-eager   the same with enforce_eager=True: no compilation, its ops as PyTorch runs them
 
-Every arm generates the same requests (the first --requests agent turns, greedy, --max-tokens)
+`--decode-steps S` measures the decode step itself instead: the first --concurrency agent
+turns' prompts (already in the prefix cache), each run to exactly 1 and to 1 + S tokens (end of
+sequence ignored), and the step is the difference over S; the report gives each arm's step in ms.
+
+    OMP_NUM_THREADS=1 python benchmarks/engine_vs_vllm_steady.py --decode-steps 48 --concurrency 16
+
+Otherwise every arm generates the same requests (the first --requests agent turns, greedy, --max-tokens)
 with --concurrency in flight, after a warm-up and on an empty prefix cache; the arms alternate,
 reversed every other repeat, and the report gives each arm's output tokens/s and the ratios of
 their medians, and whether every arm produced the same tokens.
@@ -29,11 +35,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ARMS = ("posttrain", "posttrain-compiled", "vllm", "vllm-eager")
+ARMS = ("posttrain", "posttrain-compiled", "posttrain-gemm", "vllm", "vllm-eager")
 
 
-def run_arm(arm: str, requests: int, concurrency: int, max_tokens: int) -> dict:
-    """One arm, in this process: warm up, then time one generate over the requests."""
+def run_arm(arm: str, requests: int, concurrency: int, max_tokens: int, decode_steps: int = 0) -> dict:
+    """One arm, in this process: warm up, then time one generate over the requests (or, with
+    decode_steps, the decode step)."""
     from posttrain.engine.interface import GenerationRequest, SamplingParams
     from posttrain.serve.bench import AGENT_TURNS
 
@@ -52,6 +59,8 @@ def run_arm(arm: str, requests: int, concurrency: int, max_tokens: int) -> dict:
             compile_step=arm == "posttrain-compiled",
         )
         engine.runner.decode_cache.reserve(concurrency, 1024)  # as `posttrain serve` does at start
+        if arm == "posttrain-gemm":  # the decode attention as batched GEMMs (fast_attention.py)
+            engine.runner.native_attention = False
     else:
         from posttrain.engine.vllm_engine import VLLMEngine
         from posttrain.models.loading import resolve_model_dir
@@ -65,6 +74,8 @@ def run_arm(arm: str, requests: int, concurrency: int, max_tokens: int) -> dict:
     engine.generate([GenerationRequest("warm-up", list(range(1000, 1040)), warm_up)])
     if arm.startswith("vllm"):
         engine.llm.reset_prefix_cache()
+    if decode_steps:
+        return _decode_step(engine, arm, [turn["prompt_ids"] for turn in turns[:concurrency]], decode_steps)
     greedy = SamplingParams(temperature=0, max_tokens=max_tokens)
     batch = [GenerationRequest(str(i), turn["prompt_ids"], greedy) for i, turn in enumerate(turns)]
     cached_before = _cached_prompt_tokens(engine, arm)
@@ -86,6 +97,43 @@ def run_arm(arm: str, requests: int, concurrency: int, max_tokens: int) -> dict:
     }
 
 
+def _decode_step(engine, arm: str, prompts: list[list[int]], steps: int, repeats: int = 3) -> dict:
+    """The decode step of len(prompts) sequences, from runs of exactly 1 and 1 + steps tokens
+    on cached prompts: (T(1 + steps) - T(1)) / steps, each repeat its own pair."""
+    if arm.startswith("posttrain"):
+        from posttrain.engine.interface import GenerationRequest, SamplingParams
+
+        engine.eos_token_ids = set()  # every sequence runs to max_tokens
+
+        def generate(tokens):
+            params = SamplingParams(temperature=0, max_tokens=tokens)
+            engine.generate([GenerationRequest(str(i), p, params) for i, p in enumerate(prompts)])
+    else:
+        from vllm import SamplingParams, TokensPrompt
+
+        def generate(tokens):
+            params = SamplingParams(temperature=0, max_tokens=tokens, ignore_eos=True)
+            engine.llm.generate([TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False)
+
+    generate(1)  # the prompts into the prefix cache
+    generate(4)
+    step_ms = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        generate(1)
+        one = time.perf_counter() - started
+        started = time.perf_counter()
+        generate(1 + steps)
+        step_ms.append(round((time.perf_counter() - started - one) / steps * 1e3, 2))
+    return {
+        "arm": arm,
+        "batch": len(prompts),
+        "mean_prompt_tokens": round(sum(map(len, prompts)) / len(prompts), 1),
+        "decode_step_ms": step_ms,
+        "decode_step_ms_median": statistics.median(step_ms),
+    }
+
+
 def _cached_prompt_tokens(engine, arm: str) -> int:
     """Prompt tokens served from the prefix cache so far."""
     if arm.startswith("posttrain"):
@@ -101,6 +149,7 @@ def spawn_arm(arm: str, args: argparse.Namespace, vllm: Path | None) -> dict:
     env.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
     command = [str(python), __file__, "--arm", arm, "--requests", str(args.requests)]
     command += ["--concurrency", str(args.concurrency), "--max-tokens", str(args.max_tokens)]
+    command += ["--decode-steps", str(args.decode_steps)]
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
@@ -114,12 +163,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=64)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--decode-steps", type=int, default=0, help="time the decode step over this many steps")
     parser.add_argument("--arms", default=",".join(ARMS), help="comma-separated, of " + ", ".join(ARMS))
     parser.add_argument("--arm", choices=ARMS, help=argparse.SUPPRESS)  # one arm, in this process
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if args.arm:
-        print(json.dumps(run_arm(args.arm, args.requests, args.concurrency, args.max_tokens)))
+        print(json.dumps(run_arm(args.arm, args.requests, args.concurrency, args.max_tokens, args.decode_steps)))
         return
     from posttrain.serve.bench import counterpart_ratio_name
     from posttrain.serve.vllm_openai_server import vllm_python
@@ -133,23 +183,34 @@ def main() -> None:
         for arm in arms if repeat % 2 == 0 else arms[::-1]:
             print(f"repeat {repeat + 1}/{args.repeats}: {arm}", file=sys.stderr, flush=True)
             runs[arm].append(spawn_arm(arm, args, vllm))
-    median = {arm: statistics.median(r["output_tok_s"] for r in rows) for arm, rows in runs.items()}
-    ratios = {
-        counterpart_ratio_name(a, b): round(median[a] / median[b], 3)
-        for a, b in (
-            ("posttrain", "vllm"),
-            ("posttrain-compiled", "vllm"),
-            ("posttrain-compiled", "posttrain"),
-            ("posttrain", "vllm-eager"),
-            ("vllm", "vllm-eager"),
-        )
-        if a in median and b in median
-    }
+    pairs = (
+        ("posttrain", "vllm"),
+        ("posttrain-compiled", "vllm"),
+        ("posttrain-gemm", "vllm"),
+        ("posttrain-compiled", "posttrain"),
+        ("posttrain", "posttrain-gemm"),
+        ("posttrain", "vllm-eager"),
+        ("vllm", "vllm-eager"),
+    )
+    settings = {k: getattr(args, k) for k in ("repeats", "requests", "concurrency", "max_tokens", "decode_steps")}
     from posttrain.console import emit_benchmark
 
+    if args.decode_steps:  # speed ratios: the other arm's step over this one's
+        step = {arm: statistics.median(r["decode_step_ms_median"] for r in rows) for arm, rows in runs.items()}
+        ratios = {
+            counterpart_ratio_name(a, b): round(step[b] / step[a], 3) for a, b in pairs if a in step and b in step
+        }
+        emit_benchmark(
+            {"settings": settings, "runs": runs, "median_decode_step_ms": step, "speed_ratios": ratios}, args.out
+        )
+        return
+    median = {arm: statistics.median(r["output_tok_s"] for r in rows) for arm, rows in runs.items()}
+    ratios = {
+        counterpart_ratio_name(a, b): round(median[a] / median[b], 3) for a, b in pairs if a in median and b in median
+    }
     emit_benchmark(
         {
-            "settings": {k: getattr(args, k) for k in ("repeats", "requests", "concurrency", "max_tokens")},
+            "settings": settings,
             "runs": runs,
             "median_output_tok_s": median,
             "ratios": ratios,

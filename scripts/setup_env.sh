@@ -9,11 +9,12 @@ PYTHON=${PYTHON:-python3}
 VENV=${POSTTRAIN_VENV:-.venv}
 EXTRAS=${POSTTRAIN_EXTRAS:-test,bench,docker,ray,serve,dashboard,tensorboard,s3,wandb,scene}
 
-# Debian packages, as root only: the sandbox (bubblewrap), browser tests (chromium), and the
-# tools the built-in terminal tasks use inside the sandbox (pytest, git, make, gcc, jq, sqlite3).
+# Debian packages, as root only: the sandbox (bubblewrap), browser tests (chromium), the
+# tools the built-in terminal tasks use inside the sandbox (pytest, git, make, gcc, jq, sqlite3),
+# and the compilers of the engine's native decode attention (gcc) and compiled step (g++, Inductor).
 if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     missing=""
-    for pkg in bubblewrap chromium python3-pytest git make gcc jq sqlite3; do
+    for pkg in bubblewrap chromium python3-pytest git make gcc g++ jq sqlite3; do
         dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
     done
     if [ -n "$missing" ]; then

@@ -18,7 +18,9 @@ Decoding sequences are batched into one attention call over their keys in the De
 contiguous row per sequence, kept across steps; when it would outgrow its memory budget, their
 blocks are gathered from the paged cache instead); a prefix that every one of them holds in
 the same physical blocks (a shared system prompt, the samples of one prompt) is read from one
-row for all (SharedPrefix); a decoding sequence verifying a speculative
+row for all (SharedPrefix); where the start-up probe allows, that call is one native call for the
+scores and one for the values instead of two GEMMs per sequence and head, with the same bits
+(fast_attention.py); a decoding sequence verifying a speculative
 draft brings several queries to that call, each seeing the keys up to its own position; prefill
 chunks attend causally to their own cached prefix. Attention is `invariant_attention`,
 which the trainer's model also uses: a token's logprob comes out the same to the bit whether it
@@ -36,7 +38,7 @@ import logging
 
 import torch
 
-from posttrain.engine.builtin import compiled_step, onednn_linear
+from posttrain.engine.builtin import compiled_step, fast_attention, onednn_linear
 from posttrain.engine.builtin.concatenated_linear import ConcatenatedLinear, can_concatenate, columns_agree
 from posttrain.engine.builtin.decode_cache import DecodeCache
 from posttrain.engine.builtin.invariant_attention import SharedPrefix, attend_rows, excluded_keys
@@ -106,6 +108,10 @@ class ModelRunner:
         # None: reading a shared prefix once would change bits here, so every row reads its own
         self.shared_prefix_min_tail = prefix_sharing_min_tail(self.num_kv_heads, group, self.head_dim, self.dtype)
         self.shared_prefix_steps = 0  # decode steps that read a prompt prefix once for the batch
+        unavailable = fast_attention.agrees(self.num_kv_heads, group, self.head_dim, self.dtype)
+        if unavailable is not None:
+            log.info("the decode attention runs as GEMMs: %s", unavailable)
+        self.native_attention = unavailable is None  # settable: benchmarks compare the two paths
         self.compiled = None
         if compile_step:
             try:
@@ -235,8 +241,13 @@ class ModelRunner:
             cache_k_t, cache_v = plan.cache_k_t[layer_index], plan.cache_v[layer_index]
             batch, width, n = len(plan.cache_rows), plan.cache_width, plan.cache_queries
             tokens = plan.cache_token_rows
-            cache_k_t[plan.cache_row_ids, :, :, plan.cache_positions] = k[0][:, tokens].transpose(0, 1)
-            cache_v[plan.cache_row_ids, :, plan.cache_positions] = v[0][:, tokens].transpose(0, 1)
+            if self.native_attention:
+                fast_attention.write_decode_cache(
+                    k[0], v[0], tokens, plan.cache_row_ids, plan.cache_positions, cache_k_t, cache_v
+                )
+            else:
+                cache_k_t[plan.cache_row_ids, :, :, plan.cache_positions] = k[0][:, tokens].transpose(0, 1)
+                cache_v[plan.cache_row_ids, :, plan.cache_positions] = v[0][:, tokens].transpose(0, 1)
             # views (rows are compact); keys as [N, width, dim] whose transpose is row-major
             keys = cache_k_t[:batch, :, :, :width].reshape(batch * kv, dim, width).transpose(-1, -2)
             values = cache_v[:batch, :, :width].reshape(batch * kv, width, dim)
@@ -245,11 +256,17 @@ class ModelRunner:
             else:  # rows g * n + t of each (sequence, kv head), as the prefill path orders them
                 rows = q[plan.cache_query_index].view(batch, n, kv, group, dim).permute(0, 2, 3, 1, 4)
                 rows = rows.reshape(batch * kv, group * n, dim)
-            shared = None
-            if plan.cache_shared:  # the batch's common prompt prefix, the same in every row: row 0's
-                length = plan.cache_shared
-                shared = SharedPrefix(cache_k_t[0, :, :, :length], cache_v[0, :, :length], batch)
-            result = attend_rows(rows, keys, values, None, scaling, plan.cache_excluded(kv, group), shared)
+            if self.native_attention and width >= fast_attention.MIN_WIDTH:
+                result = fast_attention.decode_attention(
+                    rows.contiguous(), cache_k_t, cache_v, plan.cache_limit, group, width, scaling,
+                    plan.cache_common, plan.sliding_window,
+                )  # fmt: skip
+            else:
+                shared = None
+                if plan.cache_shared:  # the batch's common prompt prefix, the same in every row: row 0's
+                    length = plan.cache_shared
+                    shared = SharedPrefix(cache_k_t[0, :, :, :length], cache_v[0, :, :length], batch)
+                result = attend_rows(rows, keys, values, None, scaling, plan.cache_excluded(kv, group), shared)
             if n == 1:
                 out[plan.cache_rows] = result.reshape(batch, -1, dim)
             else:
@@ -355,6 +372,7 @@ class _AttentionPlan:
                 self.prefills.append(self._prefill(row, seq, start, n, block_size))
             row += n
         self.padded = padded  # padding rows attend to nothing: their output stays zero
+        self.sliding_window: int | None = None  # set on the copies window() makes
         self._decode = decode
         self.cache_rows = self.decode_rows = None
         self._windowed: dict[int, _AttentionPlan] = {}
@@ -383,6 +401,7 @@ class _AttentionPlan:
             return self
         if window not in self._windowed:
             plan = copy.copy(self)
+            plan.sliding_window = window
             plan._cache_excluded = plan._decode_excluded = None  # its own masks
             if self.cache_rows is not None:
                 keys = torch.arange(self.cache_width)[None, None, :]
@@ -433,7 +452,7 @@ class _AttentionPlan:
         leaving at least this many keys after it to each row (row_invariance.prefix_sharing_min_tail);
         None: never."""
         decode = self._decode
-        self.cache_shared = 0
+        self.cache_shared = self.cache_common = 0
         if not decode:
             cache.clear()
             return
@@ -475,10 +494,13 @@ class _AttentionPlan:
         # query t of row b sees keys 0 .. starts[b] + t: [batch, n_max, width]
         self.cache_limit = starts[:, None] + torch.arange(n_max)[None, :]
         self.cache_mask = torch.arange(self.cache_width)[None, None, :] <= self.cache_limit[:, :, None]
-        if shared_min_tail is not None and len(decode) > 1:
-            shared = _shared_prefix([table for _, table, _, _, _ in decode], cache.block_size)
-            # positions every row already held before this step: the same keys in every row;
+        if len(decode) > 1:
+            # positions every row already held before this step: the same keys in every row
+            self.cache_common = min(
+                _shared_prefix([table for _, table, _, _, _ in decode], cache.block_size), int(starts.min())
+            )
             # and enough keys after them for the rows' own score GEMM to sum as a whole-width one
-            shared = min(shared, int(starts.min()), self.cache_width - shared_min_tail)
-            if shared >= MIN_SHARED_PREFIX:
-                self.cache_shared = shared
+            if shared_min_tail is not None:
+                shared = min(self.cache_common, self.cache_width - shared_min_tail)
+                if shared >= MIN_SHARED_PREFIX:
+                    self.cache_shared = shared

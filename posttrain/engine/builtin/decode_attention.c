@@ -1,0 +1,256 @@
+/* The decode step's attention over the DecodeCache rows, as the engine's batched GEMMs compute it.
+ *
+ * invariant_attention.attend_rows computes, per (sequence, key/value head), with MKL's sgemm:
+ *
+ *     scores[r][j] = (sum over d, in order, of q[r][d] * k[d][j]) * scale   (masked: FLT_MIN)
+ *     out[r]       = sum over key chunks c of 128, in order, of
+ *                    (sum over keys j of c, in order, of p[r][j] * v[j])
+ *
+ * where every inner sum is one chain of fused multiply-adds (MKL's sgemm sums a product so, at
+ * the engine's and the trainer's shapes, on the CPUs the engine probes it on). These two
+ * functions compute the same chains: the scores before the softmax (which stays torch's) and
+ * the weighted values after it, without the GEMMs' per-matrix cost (two sgemm calls per
+ * (sequence, head) of 3 x 64 x a few hundred each) and without padding rows. Keys a query does
+ * not see are skipped: their weight is exactly zero, so the chain is unchanged. The engine uses
+ * them only where a start-up probe finds their bits equal to attend_rows' (fast_attention.py).
+ *
+ * Layouts (float32, strides in elements):
+ *   q       [pairs, R, D] contiguous, pair = b * kv + h, row r = g * n + t (query t of head g)
+ *   k_t     keys, transposed: pair (b, h) at k_t + b * k_row + h * k_head, element [d][j] at d * k_d + j
+ *   v       values: pair (b, h) at v + b * v_row + h * v_head, element [j][d] at j * v_j + d
+ *   limit   [batch, n] int64: query t of sequence b sees keys lo .. limit[b][t]
+ *           (lo = limit - window + 1 with a sliding window, else 0)
+ *   shared  positions below it hold the same keys and values in every sequence's row: they are
+ *           read from sequence 0's, which stays in cache while the other sequences read it
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define W 16
+typedef __m512 vec;
+#define vzero() _mm512_setzero_ps()
+#define vload(p) _mm512_loadu_ps(p)
+#define vstore(p, x) _mm512_storeu_ps(p, x)
+#define vset1(x) _mm512_set1_ps(x)
+#define vfma(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define vadd(a, b) _mm512_add_ps(a, b)
+#define vmul(a, b) _mm512_mul_ps(a, b)
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define W 8
+typedef __m256 vec;
+#define vzero() _mm256_setzero_ps()
+#define vload(p) _mm256_loadu_ps(p)
+#define vstore(p, x) _mm256_storeu_ps(p, x)
+#define vset1(x) _mm256_set1_ps(x)
+#define vfma(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define vadd(a, b) _mm256_add_ps(a, b)
+#define vmul(a, b) _mm256_mul_ps(a, b)
+#else
+#define W 1
+typedef float vec;
+#define vzero() 0.0f
+#define vload(p) (*(p))
+#define vstore(p, x) (*(p) = (x))
+#define vset1(x) (x)
+#define vfma(a, b, c) fmaf(a, b, c)
+#define vadd(a, b) ((a) + (b))
+#define vmul(a, b) ((a) * (b))
+#endif
+
+#define MAX_GROUP 16
+#define DB 8
+#define KEY_CHUNK 128
+
+int vector_width(void) { return W; }
+
+/* a padding query (a row verifying fewer draft tokens than the batch's longest) may reach past
+   the width: its output is dropped, but it must not read past the scores */
+static inline int64_t clamp_limit(int64_t hi, int64_t width) { return hi < width - 1 ? hi : width - 1; }
+
+static inline int64_t lower_bound(int64_t hi, int64_t window) {
+    return window > 0 && hi - window + 1 > 0 ? hi - window + 1 : 0;
+}
+
+/* one (pair, t): the G rows' scores over keys [0, width). The chains run over d in the outer
+   loop, each score accumulating in place in `scores`: the keys are then read row by row of
+   k_t, contiguous, where a loop over d inside would stride by the cache's capacity (4 KB and
+   more, every line in one cache set). */
+static inline void scores_one(const float *q, int64_t n, int64_t t, const float *k_own, const float *k_first,
+                              int64_t k_d, int64_t shared, int64_t D, int64_t width, int64_t lo, int64_t hi,
+                              float scale, float *scores, const int G) {
+    const float *rows[MAX_GROUP];
+    float *out[MAX_GROUP];
+    for (int g = 0; g < G; g++) {
+        rows[g] = q + (g * n + t) * D;
+        out[g] = scores + (g * n + t) * width;
+    }
+    /* the keys seen, in whole vectors (the rest of each vector is masked below) */
+    const int64_t j_lo = lo / W * W, j_hi = hi + 1, vec_end = j_lo + (j_hi - j_lo) / W * W;
+    for (int g = 0; g < G; g++)
+        for (int64_t j = j_lo; j < j_hi; j++) out[g][j] = 0.0f;
+    int64_t d = 0;
+    /* DB key rows a pass: each accumulator is loaded and stored once per DB multiply-adds */
+    for (; d + DB <= D; d += DB) {
+        int64_t j = j_lo;
+        for (; j < vec_end; j += W) {
+            const float *k = (j + W <= shared ? k_first : k_own) + d * k_d + j;
+            vec kv[DB];
+            for (int i = 0; i < DB; i++) kv[i] = vload(k + i * k_d);
+            for (int g = 0; g < G; g++) {
+                vec acc = vload(out[g] + j);
+                for (int i = 0; i < DB; i++) acc = vfma(vset1(rows[g][d + i]), kv[i], acc);
+                vstore(out[g] + j, acc);
+            }
+        }
+        for (; j < j_hi; j++)
+            for (int g = 0; g < G; g++)
+                for (int i = 0; i < DB; i++) out[g][j] = fmaf(rows[g][d + i], k_own[(d + i) * k_d + j], out[g][j]);
+    }
+    for (; d < D; d++) {
+        int64_t j = j_lo;
+        for (; j < vec_end; j += W) {
+            const vec kv = vload((j + W <= shared ? k_first : k_own) + d * k_d + j);
+            for (int g = 0; g < G; g++) vstore(out[g] + j, vfma(vset1(rows[g][d]), kv, vload(out[g] + j)));
+        }
+        for (; j < j_hi; j++)
+            for (int g = 0; g < G; g++) out[g][j] = fmaf(rows[g][d], k_own[d * k_d + j], out[g][j]);
+    }
+    const vec vscale = vset1(scale);
+    for (int g = 0; g < G; g++) {
+        int64_t j = j_lo;
+        for (; j < vec_end; j += W) vstore(out[g] + j, vmul(vload(out[g] + j), vscale));
+        for (; j < j_hi; j++) out[g][j] = out[g][j] * scale;
+        for (j = 0; j < width; j++)
+            if (j < lo || j > hi) out[g][j] = -FLT_MAX;
+    }
+}
+
+void decode_scores(const float *q, const float *k_t, int64_t k_row, int64_t k_head, int64_t k_d,
+                   const int64_t *limit, int64_t batch, int64_t kv, int64_t G, int64_t n, int64_t D,
+                   int64_t width, int64_t shared, int64_t window, float scale, float *scores) {
+    const int64_t R = G * n;
+    for (int64_t h = 0; h < kv; h++) {
+        for (int64_t b = 0; b < batch; b++) {
+            const int64_t pair = b * kv + h;
+            const float *k_own = k_t + b * k_row + h * k_head, *k_first = k_t + h * k_head;
+            for (int64_t t = 0; t < n; t++) {
+                const int64_t hi = clamp_limit(limit[b * n + t], width), lo = lower_bound(hi, window);
+                const float *qp = q + pair * R * D;
+                float *sp = scores + pair * R * width;
+                switch (G) {  /* a constant group size lets the compiler keep the accumulators in registers */
+#define CASE(g) case g: scores_one(qp, n, t, k_own, k_first, k_d, shared, D, width, lo, hi, scale, sp, g); break;
+                    CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8)
+#undef CASE
+                    default:
+                        for (int64_t g0 = 0; g0 < G; g0 += 8) {  /* groups above 8: rows g0 .. g0 + 7 at a time */
+                            const int64_t g_count = G - g0 < 8 ? G - g0 : 8;
+                            for (int64_t g = 0; g < g_count; g++)
+                                scores_one(qp + (g0 + g) * n * D, n, t, k_own, k_first, k_d, shared, D, width, lo, hi,
+                                           scale, sp + (g0 + g) * n * width, 1);
+                        }
+                }
+            }
+        }
+    }
+}
+
+/* one (pair, t): the G rows' weighted values, for the D columns [d0, d0 + cols) */
+static inline void values_one(const float *p, int64_t n, int64_t t, const float *v_own, const float *v_first,
+                              int64_t v_j, int64_t shared, int64_t width, int64_t D, int64_t lo, int64_t hi,
+                              float *out, const int G) {
+    const float *rows[MAX_GROUP];
+    float *dst[MAX_GROUP];
+    for (int g = 0; g < G; g++) {
+        rows[g] = p + (g * n + t) * width;
+        dst[g] = out + (g * n + t) * D;
+    }
+    int64_t d0 = 0;
+    for (; d0 + W <= D; d0 += W) {
+        vec total[MAX_GROUP];
+        int first = 1;
+        for (int g = 0; g < G; g++) total[g] = vzero();
+        for (int64_t c0 = 0; c0 < width; c0 += KEY_CHUNK) {
+            const int64_t a = c0 > lo ? c0 : lo;
+            const int64_t e = c0 + KEY_CHUNK < hi + 1 ? c0 + KEY_CHUNK : hi + 1;
+            if (a >= e) continue; /* a chunk of unseen keys adds exact zeros */
+            vec part[MAX_GROUP];
+            for (int g = 0; g < G; g++) part[g] = vzero();
+            for (int64_t j = a; j < e; j++) {
+                const vec vv = vload((j < shared ? v_first : v_own) + j * v_j + d0);
+                for (int g = 0; g < G; g++) part[g] = vfma(vset1(rows[g][j]), vv, part[g]);
+            }
+            for (int g = 0; g < G; g++) total[g] = first ? part[g] : vadd(total[g], part[g]);
+            first = 0;
+        }
+        for (int g = 0; g < G; g++) vstore(dst[g] + d0, total[g]);
+    }
+    for (; d0 < D; d0++) {
+        for (int g = 0; g < G; g++) {
+            float total = 0.0f;
+            int first = 1;
+            for (int64_t c0 = 0; c0 < width; c0 += KEY_CHUNK) {
+                const int64_t a = c0 > lo ? c0 : lo;
+                const int64_t e = c0 + KEY_CHUNK < hi + 1 ? c0 + KEY_CHUNK : hi + 1;
+                if (a >= e) continue;
+                float part = 0.0f;
+                for (int64_t j = a; j < e; j++) part = fmaf(rows[g][j], (j < shared ? v_first : v_own)[j * v_j + d0], part);
+                total = first ? part : total + part;
+                first = 0;
+            }
+            dst[g][d0] = total;
+        }
+    }
+}
+
+void decode_values(const float *probs, const float *v, int64_t v_row, int64_t v_head, int64_t v_j,
+                   const int64_t *limit, int64_t batch, int64_t kv, int64_t G, int64_t n, int64_t D,
+                   int64_t width, int64_t shared, int64_t window, float *out) {
+    const int64_t R = G * n;
+    for (int64_t h = 0; h < kv; h++) {
+        for (int64_t b = 0; b < batch; b++) {
+            const int64_t pair = b * kv + h;
+            const float *v_own = v + b * v_row + h * v_head, *v_first = v + h * v_head;
+            for (int64_t t = 0; t < n; t++) {
+                const int64_t hi = clamp_limit(limit[b * n + t], width), lo = lower_bound(hi, window);
+                const float *pp = probs + pair * R * width;
+                float *op = out + pair * R * D;
+                switch (G) {
+#define CASE(g) case g: values_one(pp, n, t, v_own, v_first, v_j, shared, width, D, lo, hi, op, g); break;
+                    CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8)
+#undef CASE
+                    default:
+                        for (int64_t g = 0; g < G; g++)
+                            values_one(pp + g * n * width, n, t, v_own, v_first, v_j, shared, width, D, lo, hi,
+                                       op + g * n * D, 1);
+                }
+            }
+        }
+    }
+}
+
+/* This step's keys and values into the DecodeCache rows (what the indexed assignments
+ * k_t[rows, :, :, positions] = k[:, tokens] and v[rows, :, positions] = v[:, tokens] do; the
+ * first, into the transposed layout, cost about 25 us a layer as an index_put).
+ *   k, v      [kv, tokens, D] with strides (k_h, k_tok, 1), (v_h, v_tok, 1)
+ *   token i of `count` goes to row rows[i], position positions[i] */
+void decode_cache_write(const float *k, int64_t k_h, int64_t k_tok, const float *v, int64_t v_h, int64_t v_tok,
+                        const int64_t *tokens, const int64_t *rows, const int64_t *positions, int64_t count,
+                        int64_t kv, int64_t D, float *k_t, int64_t ck_row, int64_t ck_head, int64_t ck_d,
+                        float *v_cache, int64_t cv_row, int64_t cv_head, int64_t cv_j) {
+    for (int64_t i = 0; i < count; i++) {
+        const int64_t token = tokens[i], row = rows[i], position = positions[i];
+        for (int64_t h = 0; h < kv; h++) {
+            const float *ks = k + h * k_h + token * k_tok, *vs = v + h * v_h + token * v_tok;
+            float *kd = k_t + row * ck_row + h * ck_head + position;
+            float *vd = v_cache + row * cv_row + h * cv_head + position * cv_j;
+            for (int64_t d = 0; d < D; d++) {
+                kd[d * ck_d] = ks[d];
+                vd[d] = vs[d];
+            }
+        }
+    }
+}
