@@ -1,9 +1,8 @@
 """The builtin engine's decode step with and without its stacked projections, in one process.
 
 Arm `separate`: every linear layer its own oneDNN call, and a one-row step padded to two rows
-inside each call. Arm `stacked` (the default engine): in steps of up to STACKED_MAX_ROWS rows,
-q/k/v and gate/up as one call each (engine/builtin/concatenated_linear.py), and a one-row step
-padded once for the whole forward.
+inside each call. Arm `stacked` (the default engine): q/k/v and gate/up as one call each
+(engine/builtin/concatenated_linear.py), and a one-row step padded once for the whole forward.
 Both run the same greedy requests (the serve bench's agent turns or chat questions) back to
 back `--pairs` times; the figure is CPU seconds per output token (one torch thread) and the
 ratio separate / stacked (above 1: the stacked step is faster). Tokens and logprobs must come

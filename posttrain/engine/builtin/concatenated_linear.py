@@ -74,7 +74,7 @@ def can_concatenate(layers: list[torch.nn.Module], dtype: torch.dtype) -> bool:
 def columns_agree(groups: tuple[tuple[int, tuple[int, ...]], ...], dtype: torch.dtype) -> bool:
     """For each (in_features, out_features of the stacked layers): one call over the stacked
     weights gives each layer's columns the same bits as that layer's own call, at decode-step
-    and prefill row counts."""
+    and prefill row counts (the engine stacks them at every row count)."""
     if not onednn_linear.AVAILABLE:
         return False
     generator = torch.Generator().manual_seed(3)
@@ -83,7 +83,7 @@ def columns_agree(groups: tuple[tuple[int, tuple[int, ...]], ...], dtype: torch.
         for in_features, outs in groups:
             weights = [torch.randn(n, in_features, generator=generator).to(dtype) for n in outs]
             stacked = onednn_linear.reorder(torch.cat(weights))
-            for rows in (2, 3, 16, 37):
+            for rows in (2, 3, 16, 37, 130, 512):  # decode steps, drafts being verified, prefill chunks
                 x = torch.randn(rows, in_features, generator=generator).to(dtype)
                 together = op(x, stacked, None, "none", [], "").split(list(outs), dim=-1)
                 for weight, part in zip(weights, together, strict=True):

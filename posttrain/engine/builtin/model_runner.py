@@ -46,9 +46,6 @@ from posttrain.engine.builtin.model_families import attention_windows, check_sup
 from posttrain.engine.builtin.row_invariance import RowInvariance, prefix_sharing_min_tail, probe_model
 from posttrain.engine.builtin.scheduler import ScheduledChunk
 
-# the stacked q/k/v and gate/up calls pay where a step reads more weight than it computes: 1.08x
-# the CPU time per token at 1 and 4 decoding sequences, 0.97x at 16 (benchmarks/decode_step.py)
-STACKED_MAX_ROWS = 8
 # a decode batch's shared prompt prefix is read once when it is at least this long: below it the
 # few extra calls cost more than the keys and values they save reading
 MIN_SHARED_PREFIX = 64
@@ -152,17 +149,20 @@ class ModelRunner:
             layers_out = self.compiled(hidden, rotation, slot_mapping, plan)
             if layers_out is None:  # its compilation failed: eager from now on
                 self.compiled = None
-        hidden = layers_out if layers_out is not None else self._layers(hidden, rotation, slot_mapping, plan, len(ids))
+        hidden = layers_out if layers_out is not None else self._layers(hidden, rotation, slot_mapping, plan)
         if not logit_rows:
             return torch.empty(0, self.model.config.vocab_size)
         count = max(self.invariance.padded_rows(len(logit_rows)), self.min_rows)
         rows = logit_rows + logit_rows[:1] * (count - len(logit_rows))
         return self.model.lm_head(hidden[0, rows]).float()[: len(logit_rows)]
 
-    def _layers(self, hidden, rotation, slot_mapping, plan: _AttentionPlan, tokens: int) -> torch.Tensor:
+    def _layers(self, hidden, rotation, slot_mapping, plan: _AttentionPlan) -> torch.Tensor:
         """The decoder layers and the final norm, eagerly: the trainer's arithmetic to the bit."""
         inner = self.model.model
-        qkv, gate_up = (self.qkv, self.gate_up) if tokens <= STACKED_MAX_ROWS else (None, None)
+        # q/k/v and gate/up as one call each at every row count: 1.08x per token at 1 and 4
+        # decoding sequences (benchmarks/decode_step.py), 1.065x per decode step at 16 (steps
+        # alternating in one process), 3-4% on the projections at 64 and 512 rows
+        qkv, gate_up = self.qkv, self.gate_up
         for layer_index, layer in enumerate(inner.layers):
             residual = hidden
             hidden = self.norm(layer.input_layernorm, hidden)
