@@ -135,3 +135,17 @@ def test_without_a_compiler_the_engine_keeps_the_gemm_path(tmp_path, tiny_model,
         monkeypatch.undo()
         fast_attention.library.cache_clear()
         fast_attention.agrees.cache_clear()
+
+
+def test_a_cache_directory_that_cannot_be_written_builds_in_a_private_one(tmp_path, monkeypatch):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    monkeypatch.setenv("POSTTRAIN_KERNEL_CACHE", str(blocked / "kernels"))
+    fast_attention.library.cache_clear()
+    try:
+        lib = fast_attention.library()
+        assert lib.vector_width() in (1, 8, 16)
+        assert "posttrain-kernels-" in lib._name
+    finally:
+        monkeypatch.undo()
+        fast_attention.library.cache_clear()

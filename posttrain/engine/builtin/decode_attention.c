@@ -124,8 +124,8 @@ static inline void scores_one(const float *q, int64_t n, int64_t t, const float 
         int64_t j = j_lo;
         for (; j < vec_end; j += W) vstore(out[g] + j, vmul(vload(out[g] + j), vscale));
         for (; j < j_hi; j++) out[g][j] = out[g][j] * scale;
-        for (j = 0; j < width; j++)
-            if (j < lo || j > hi) out[g][j] = -FLT_MAX;
+        for (j = 0; j < lo; j++) out[g][j] = -FLT_MAX;
+        for (j = hi + 1; j < width; j++) out[g][j] = -FLT_MAX;
     }
 }
 

@@ -71,20 +71,15 @@ def library() -> ctypes.CDLL:
     except (OSError, subprocess.CalledProcessError) as exc:
         raise KernelUnavailableError(f"{compiler} --version failed: {exc}") from exc
     key = hashlib.sha256("\n".join([SOURCE.read_text(), " ".join(FLAGS), version, _cpu_flags()]).encode()).hexdigest()
-    target = cache_dir() / f"decode_attention-{key[:16]}.so"
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # built beside the target and renamed into place: processes building at once never
-        # load a half-written library
-        with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
-            built = Path(scratch) / target.name
-            result = subprocess.run(
-                [compiler, *FLAGS, str(SOURCE), "-o", str(built), "-lm"], capture_output=True, text=True
-            )
-            if result.returncode != 0:
-                raise KernelUnavailableError(f"compiling {SOURCE.name} failed: {result.stderr.strip()[-500:]}")
-            os.replace(built, target)
-    lib = ctypes.CDLL(str(target))
+    name = f"decode_attention-{key[:16]}.so"
+    try:
+        target = _built(compiler, cache_dir(), name)
+    except OSError:  # a cache directory that cannot be written: a private one, for this process
+        target = _built(compiler, Path(tempfile.mkdtemp(prefix="posttrain-kernels-")), name)
+    try:
+        lib = ctypes.CDLL(str(target))
+    except OSError as exc:
+        raise KernelUnavailableError(f"loading {target} failed: {exc}") from exc
     lib.decode_scores.argtypes = [_PTR, _PTR, _INT, _INT, _INT, _PTR] + [_INT] * 8 + [_FLOAT, _PTR]
     lib.decode_values.argtypes = [_PTR, _PTR, _INT, _INT, _INT, _PTR] + [_INT] * 8 + [_PTR]
     lib.decode_cache_write.argtypes = [_PTR, _INT, _INT, _PTR, _INT, _INT, _PTR, _PTR, _PTR] + [_INT] * 3
@@ -118,6 +113,25 @@ def write_decode_cache(
         k_t.data_ptr(), k_t.stride(0), k_t.stride(1), k_t.stride(2),
         v_cache.data_ptr(), v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
     )  # fmt: skip
+
+
+def _built(compiler: str, directory: Path, name: str) -> Path:
+    """The library `name` in `directory`, compiled there unless it already is."""
+    target = directory / name
+    if target.exists():
+        return target
+    directory.mkdir(parents=True, exist_ok=True)
+    # built beside the target and renamed into place: processes building at once never load a
+    # half-written library
+    with tempfile.TemporaryDirectory(dir=directory) as scratch:
+        built = Path(scratch) / name
+        result = subprocess.run(
+            [compiler, *FLAGS, str(SOURCE), "-o", str(built), "-lm"], capture_output=True, text=True
+        )
+        if result.returncode != 0:
+            raise KernelUnavailableError(f"compiling {SOURCE.name} failed: {result.stderr.strip()[-500:]}")
+        os.replace(built, target)
+    return target
 
 
 def decode_attention(
