@@ -44,11 +44,17 @@ def test_the_kernel_gives_the_gemm_paths_bits(kv, group, dim):
             limit[3, -1] = width + 2  # a padding query past the width (a shorter draft): clamped
             rows = torch.randn(batch * kv, group * n, dim, generator=generator)
             common = shared if int(ends.min()) - n >= shared else 0
+            counts = torch.tensor([n, 1, 2, n, 3]).clamp(max=n) if n > 1 else None  # drafts of other lengths
             for window in (None, 64, 4096):
-                got = fast_attention.decode_attention(rows, k_t, v, limit, group, width, dim**-0.5, common, window)
+                got = fast_attention.decode_attention(
+                    rows, k_t, v, limit, group, width, dim**-0.5, common, window, counts
+                )
                 expected = fast_attention.gemm_path(
                     rows, k_t, v, limit.clamp(max=width - 1), group, width, dim**-0.5, 0, window
                 )
+                if counts is not None:  # padding queries are not computed
+                    real = fast_attention.real_rows(counts, kv, group, n)
+                    got, expected = got[real], expected[real]
                 assert torch.equal(got, expected), (n, width, window, (got - expected).abs().max())
                 checked += 1
     assert checked == 36

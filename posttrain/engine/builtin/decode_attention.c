@@ -20,6 +20,9 @@
  *   v       values: pair (b, h) at v + b * v_row + h * v_head, element [j][d] at j * v_j + d
  *   limit   [batch, n] int64: query t of sequence b sees keys lo .. limit[b][t]
  *           (lo = limit - window + 1 with a sliding window, else 0)
+ *   counts  [batch] int64 or NULL: sequence b's real queries, t < counts[b]; the others pad a
+ *           batch verifying drafts of different lengths to the longest and are not computed
+ *           (their rows of scores and of the output are left as they were)
  *   shared  positions below it hold the same keys and values in every sequence's row: they are
  *           read from sequence 0's, which stays in cache while the other sequences read it
  */
@@ -130,14 +133,14 @@ static inline void scores_one(const float *q, int64_t n, int64_t t, const float 
 }
 
 void decode_scores(const float *q, const float *k_t, int64_t k_row, int64_t k_head, int64_t k_d,
-                   const int64_t *limit, int64_t batch, int64_t kv, int64_t G, int64_t n, int64_t D,
+                   const int64_t *limit, const int64_t *counts, int64_t batch, int64_t kv, int64_t G, int64_t n, int64_t D,
                    int64_t width, int64_t shared, int64_t window, float scale, float *scores) {
     const int64_t R = G * n;
     for (int64_t h = 0; h < kv; h++) {
         for (int64_t b = 0; b < batch; b++) {
             const int64_t pair = b * kv + h;
             const float *k_own = k_t + b * k_row + h * k_head, *k_first = k_t + h * k_head;
-            for (int64_t t = 0; t < n; t++) {
+            for (int64_t t = 0; t < (counts ? counts[b] : n); t++) {
                 const int64_t hi = clamp_limit(limit[b * n + t], width), lo = lower_bound(hi, window);
                 const float *qp = q + pair * R * D;
                 float *sp = scores + pair * R * width;
@@ -207,14 +210,14 @@ static inline void values_one(const float *p, int64_t n, int64_t t, const float 
 }
 
 void decode_values(const float *probs, const float *v, int64_t v_row, int64_t v_head, int64_t v_j,
-                   const int64_t *limit, int64_t batch, int64_t kv, int64_t G, int64_t n, int64_t D,
+                   const int64_t *limit, const int64_t *counts, int64_t batch, int64_t kv, int64_t G, int64_t n, int64_t D,
                    int64_t width, int64_t shared, int64_t window, float *out) {
     const int64_t R = G * n;
     for (int64_t h = 0; h < kv; h++) {
         for (int64_t b = 0; b < batch; b++) {
             const int64_t pair = b * kv + h;
             const float *v_own = v + b * v_row + h * v_head, *v_first = v + h * v_head;
-            for (int64_t t = 0; t < n; t++) {
+            for (int64_t t = 0; t < (counts ? counts[b] : n); t++) {
                 const int64_t hi = clamp_limit(limit[b * n + t], width), lo = lower_bound(hi, window);
                 const float *pp = probs + pair * R * width;
                 float *op = out + pair * R * D;

@@ -80,8 +80,8 @@ def library() -> ctypes.CDLL:
         lib = ctypes.CDLL(str(target))
     except OSError as exc:
         raise KernelUnavailableError(f"loading {target} failed: {exc}") from exc
-    lib.decode_scores.argtypes = [_PTR, _PTR, _INT, _INT, _INT, _PTR] + [_INT] * 8 + [_FLOAT, _PTR]
-    lib.decode_values.argtypes = [_PTR, _PTR, _INT, _INT, _INT, _PTR] + [_INT] * 8 + [_PTR]
+    lib.decode_scores.argtypes = [_PTR, _PTR, _INT, _INT, _INT, _PTR, _PTR] + [_INT] * 8 + [_FLOAT, _PTR]
+    lib.decode_values.argtypes = [_PTR, _PTR, _INT, _INT, _INT, _PTR, _PTR] + [_INT] * 8 + [_PTR]
     lib.decode_cache_write.argtypes = [_PTR, _INT, _INT, _PTR, _INT, _INT, _PTR, _PTR, _PTR] + [_INT] * 3
     lib.decode_cache_write.argtypes += [_PTR, _INT, _INT, _INT, _PTR, _INT, _INT, _INT]
     lib.decode_scores.restype = lib.decode_values.restype = lib.decode_cache_write.restype = None
@@ -144,12 +144,15 @@ def decode_attention(
     scale: float,
     shared: int = 0,
     window: int | None = None,
+    counts: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """attend_rows' result for the DecodeCache layout. rows [batch * kv, group * n, D] (row
     g * n + t: head g, query t), contiguous; k_t [>= batch, kv, D, capacity] and v [>= batch,
     kv, capacity, D], each sequence's row; limit int64 [batch, n]: query t of sequence b sees
     keys up to limit[b, t] (and, with a window, the last `window` of them); the first `shared`
-    positions are the same in every row. Returns [batch * kv, group * n, D]."""
+    positions are the same in every row; counts int64 [batch]: sequence b's real queries (the
+    rest pad it to n and are not computed: their rows of the result are undefined). Returns
+    [batch * kv, group * n, D]."""
     lib = library()
     pairs, count, dim = rows.shape
     batch, n = limit.shape
@@ -161,15 +164,18 @@ def decode_attention(
     if k_t.stride(-1) != 1 or v.stride(-1) != 1 or rows.dtype != torch.float32:
         raise ValueError("decode_attention: float32 rows and caches with unit last stride")
     window = window or 0
+    if counts is not None and (counts.dtype != torch.int64 or not counts.is_contiguous() or len(counts) != batch):
+        raise ValueError(f"decode_attention: counts must be contiguous int64 of length {batch}")
+    counts_ptr = None if counts is None else counts.data_ptr()
     scores = torch.empty(pairs, count, width)
     lib.decode_scores(
-        rows.data_ptr(), k_t.data_ptr(), k_t.stride(0), k_t.stride(1), k_t.stride(2), limit.data_ptr(),
+        rows.data_ptr(), k_t.data_ptr(), k_t.stride(0), k_t.stride(1), k_t.stride(2), limit.data_ptr(), counts_ptr,
         batch, kv, group, n, dim, width, shared, window, scale, scores.data_ptr(),
     )  # fmt: skip
     probs = torch.softmax(scores, dim=-1, dtype=torch.float32)
     out = torch.empty(pairs, count, dim)
     lib.decode_values(
-        probs.data_ptr(), v.data_ptr(), v.stride(0), v.stride(1), v.stride(2), limit.data_ptr(),
+        probs.data_ptr(), v.data_ptr(), v.stride(0), v.stride(1), v.stride(2), limit.data_ptr(), counts_ptr,
         batch, kv, group, n, dim, width, shared, window, out.data_ptr(),
     )  # fmt: skip
     return out
@@ -200,7 +206,8 @@ def agrees(kv_heads: int, group: int, head_dim: int, dtype: torch.dtype) -> str 
                 limit = (ends[:, None] - n + torch.arange(n)[None, :]).contiguous()
                 rows = torch.randn(batch * kv_heads, group * n, head_dim, generator=generator)
                 for window in (None, 100):
-                    if not _same(rows, k_t, v, limit, group, width, scale, shared, window):
+                    counts = torch.tensor([n, 1, max(n - 1, 1)]) if n > 1 else None  # drafts of other lengths
+                    if not _same(rows, k_t, v, limit, group, width, scale, shared, window, counts):
                         return (
                             f"the native decode attention differs from the GEMM path here "
                             f"(kv={kv_heads}, group={group}, dim={head_dim}, n={n}, width={width}, "
@@ -225,6 +232,17 @@ def gemm_path(rows, k_t, v, limit, group, width, scale, shared=0, window=None) -
     return attend_rows(rows, keys, values, mask, scale, shared=prefix)
 
 
-def _same(rows, k_t, v, limit, group, width, scale, shared, window) -> bool:
+def _same(rows, k_t, v, limit, group, width, scale, shared, window, counts=None) -> bool:
+    """The kernel against the GEMM path on every real query's rows."""
     expected = gemm_path(rows, k_t, v, limit, group, width, scale, shared, window)
-    return torch.equal(decode_attention(rows, k_t, v, limit, group, width, scale, shared, window), expected)
+    got = decode_attention(rows, k_t, v, limit, group, width, scale, shared, window, counts)
+    if counts is not None:
+        valid = real_rows(counts, k_t.shape[1], group, limit.shape[1])
+        got, expected = got[valid], expected[valid]
+    return torch.equal(got, expected)
+
+
+def real_rows(counts: torch.Tensor, kv: int, group: int, n: int) -> torch.Tensor:
+    """bool [batch * kv, group * n]: the rows of real queries (t < counts[b]) in the kernel's layout."""
+    real = torch.arange(n)[None, :] < counts[:, None]  # [batch, n]
+    return real.view(-1, 1, 1, n).expand(-1, kv, group, n).reshape(-1, group * n)

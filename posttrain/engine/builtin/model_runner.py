@@ -259,7 +259,7 @@ class ModelRunner:
             if self.native_attention and width >= fast_attention.MIN_WIDTH:
                 result = fast_attention.decode_attention(
                     rows.contiguous(), cache_k_t, cache_v, plan.cache_limit, group, width, scaling,
-                    plan.cache_common, plan.sliding_window,
+                    plan.cache_common, plan.sliding_window, plan.cache_counts,
                 )  # fmt: skip
             else:
                 shared = None
@@ -485,6 +485,8 @@ class _AttentionPlan:
         starts = contexts - torch.tensor([decode[i][4] for i in by_row])
         self.cache_rows = torch.tensor([decode[i][0] for i in by_row], dtype=torch.long)  # first query rows
         self.cache_queries = n_max
+        # each row's real queries, where drafts of different lengths pad the batch to the longest
+        self.cache_counts = torch.tensor([decode[i][4] for i in by_row]) if n_max > 1 else None
         self.cache_token_rows = torch.tensor(token_rows, dtype=torch.long)
         self.cache_row_ids = torch.tensor(row_ids)
         self.cache_positions = torch.tensor(positions)
