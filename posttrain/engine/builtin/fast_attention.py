@@ -9,7 +9,7 @@ score and per value chunk, which is how MKL's sgemm sums them at these shapes) a
 softmax to torch, so its bits are the GEMM path's, and so the trainer's.
 
 That "same order" is a fact about this CPU's BLAS, not a law, so it is checked, not assumed:
-`FastDecodeAttention.build` compiles the kernel for this CPU (the C compiler, -march=native,
+`library()` compiles the kernel for this CPU (the C compiler, -march=native,
 cached by source and CPU under ~/.cache/posttrain/kernels), then `agrees` runs it against
 attend_rows on the model's head layout (one query and a verified draft's several, a shared
 prefix, a sliding window, widths around the key chunk). Where anything fails (no compiler, a
