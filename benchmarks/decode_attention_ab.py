@@ -114,7 +114,7 @@ def measure(model, tokenizer, compare: str, concurrency: int, requests: int, rep
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--compare",
         choices=("native-attention", "shared-prefix"),

@@ -64,7 +64,7 @@ typedef float vec;
 #define vmul(a, b) ((a) * (b))
 #endif
 
-#define MAX_GROUP 16
+#define MAX_GROUP 8 /* the group sizes unrolled below; larger groups go one head at a time */
 #define DB 8
 #define KEY_CHUNK 128
 
@@ -148,20 +148,17 @@ void decode_scores(const float *q, const float *k_t, int64_t k_row, int64_t k_he
 #define CASE(g) case g: scores_one(qp, n, t, k_own, k_first, k_d, shared, D, width, lo, hi, scale, sp, g); break;
                     CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8)
 #undef CASE
-                    default:
-                        for (int64_t g0 = 0; g0 < G; g0 += 8) {  /* groups above 8: rows g0 .. g0 + 7 at a time */
-                            const int64_t g_count = G - g0 < 8 ? G - g0 : 8;
-                            for (int64_t g = 0; g < g_count; g++)
-                                scores_one(qp + (g0 + g) * n * D, n, t, k_own, k_first, k_d, shared, D, width, lo, hi,
-                                           scale, sp + (g0 + g) * n * width, 1);
-                        }
+                    default:  /* groups above 8: one head at a time */
+                        for (int64_t g = 0; g < G; g++)
+                            scores_one(qp + g * n * D, n, t, k_own, k_first, k_d, shared, D, width, lo, hi, scale,
+                                       sp + g * n * width, 1);
                 }
             }
         }
     }
 }
 
-/* one (pair, t): the G rows' weighted values, for the D columns [d0, d0 + cols) */
+/* one (pair, t): the G rows' weighted values, all D columns */
 static inline void values_one(const float *p, int64_t n, int64_t t, const float *v_own, const float *v_first,
                               int64_t v_j, int64_t shared, int64_t width, int64_t D, int64_t lo, int64_t hi,
                               float *out, const int G) {

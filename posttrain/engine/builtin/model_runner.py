@@ -248,9 +248,6 @@ class ModelRunner:
             else:
                 cache_k_t[plan.cache_row_ids, :, :, plan.cache_positions] = k[0][:, tokens].transpose(0, 1)
                 cache_v[plan.cache_row_ids, :, plan.cache_positions] = v[0][:, tokens].transpose(0, 1)
-            # views (rows are compact); keys as [N, width, dim] whose transpose is row-major
-            keys = cache_k_t[:batch, :, :, :width].reshape(batch * kv, dim, width).transpose(-1, -2)
-            values = cache_v[:batch, :, :width].reshape(batch * kv, width, dim)
             if n == 1:
                 rows = q[plan.cache_rows].view(batch * kv, group, dim)
             else:  # rows g * n + t of each (sequence, kv head), as the prefill path orders them
@@ -262,6 +259,9 @@ class ModelRunner:
                     plan.cache_common, plan.sliding_window, plan.cache_counts,
                 )  # fmt: skip
             else:
+                # views (rows are compact); keys as [N, width, dim] whose transpose is row-major
+                keys = cache_k_t[:batch, :, :, :width].reshape(batch * kv, dim, width).transpose(-1, -2)
+                values = cache_v[:batch, :, :width].reshape(batch * kv, width, dim)
                 shared = None
                 if plan.cache_shared:  # the batch's common prompt prefix, the same in every row: row 0's
                     length = plan.cache_shared
