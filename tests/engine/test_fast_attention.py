@@ -100,19 +100,20 @@ def test_an_engine_on_the_kernel_matches_one_on_gemms_to_the_bit(sliding_dir, to
     requests = [
         GenerationRequest(f"g{i}", p, SamplingParams(temperature=0, max_tokens=24)) for i, p in enumerate(prompts)
     ] + [GenerationRequest("s", prompts[0], SamplingParams(temperature=1.0, max_tokens=24, n=3, seed=7))]
-    calls, original = [], fast_attention.decode_attention
+    calls, original = [], fast_attention.decode_attention_tokens
 
     def counted(*args, **kwargs):
         calls.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(fast_attention, "decode_attention", counted)
+    monkeypatch.setattr(fast_attention, "decode_attention_tokens", counted)
     results = {}
     for native in (True, False):
         engine = BuiltinEngine(copy.deepcopy(model), tokenizer, num_blocks=256)
         if native and not engine.runner.native_attention:
             pytest.skip("the native decode attention does not agree with the GEMM path on this CPU")
         engine.runner.native_attention = native
+        assert engine.runner.fused_rope  # the rotation and cache writes in the kernel where it is on
         before = len(calls)
         completions = engine.generate(requests)
         assert (len(calls) > before) == native
@@ -155,3 +156,58 @@ def test_a_cache_directory_that_cannot_be_written_builds_in_a_private_one(tmp_pa
     finally:
         monkeypatch.undo()
         fast_attention.library.cache_clear()
+
+
+def test_the_step_rows_path_gives_the_pairs_paths_bits():
+    """decode_attention_tokens reads the queries from the step's token rows and writes each real
+    query's output to its own row: the same numbers as the pairs layout, nothing else touched."""
+    if fast_attention.agrees(3, 3, 64, torch.float32) is not None:
+        pytest.skip("no native kernel here")
+    generator = torch.Generator().manual_seed(21)
+    kv, group, dim, batch, n, width = 3, 3, 64, 3, 2, 140
+    k_t = torch.randn(batch, kv, dim, 160, generator=generator)
+    v = torch.randn(batch, kv, 160, dim, generator=generator)
+    limit = torch.tensor([[138, 139], [100, 101], [60, 61]])
+    counts = torch.tensor([2, 1, 2])  # the second sequence's second query pads it
+    q = torch.randn(8, kv * group, dim, generator=generator)  # 8 step rows; 6 of them queries
+    query_index = torch.tensor([[5, 6], [0, 0], [2, 3]])
+    rows = q[query_index].view(batch, n, kv, group, dim).permute(0, 2, 3, 1, 4).reshape(batch * kv, group * n, dim)
+    expected = fast_attention.decode_attention(rows.contiguous(), k_t, v, limit, group, width, 0.125, 0, None, counts)
+    expected = expected.view(batch, kv, group, n, dim).permute(0, 3, 1, 2, 4).reshape(batch, n, kv * group, dim)
+    out = torch.full_like(q, 7.0)
+    fast_attention.decode_attention_tokens(q, query_index, k_t, v, limit, group, width, 0.125, 0, None, counts, out)
+    for b, t in [(0, 0), (0, 1), (1, 0), (2, 0), (2, 1)]:
+        assert torch.equal(out[query_index[b, t]], expected[b, t])
+    assert (out[[1, 4, 7]] == 7.0).all()  # rows that are no query's are left as they were
+
+
+def test_the_fused_rotation_writes_what_the_torch_path_writes():
+    """rope_cache_write against _rotated_together and attend's indexed assignments: the queries,
+    the paged cache and the DecodeCache rows, to the bit."""
+    from posttrain.engine.builtin.model_runner import _rotate, _rotation
+
+    if fast_attention.agrees(3, 3, 64, torch.float32) is not None:
+        pytest.skip("no native kernel here")
+    generator = torch.Generator().manual_seed(22)
+    heads, kv, dim, tokens = 9, 3, 64, 4
+    together = torch.randn(tokens, (heads + 2 * kv) * dim, generator=generator)
+    angles = torch.rand(1, tokens, dim, generator=generator) * 300
+    cos, signed_sin = _rotation(angles.cos(), angles.sin())
+    slots = torch.tensor([9, 2, 30, 31])
+    rows, positions = torch.tensor([1, -1, 0, 0]), torch.tensor([17, 0, 4, 5])  # token 1 is a prefill's
+    k_cache, v_cache = torch.zeros(kv, 32, dim), torch.zeros(kv, 32, dim)
+    k_t, v_t = torch.zeros(2, kv, dim, 24), torch.zeros(2, kv, 24, dim)
+    q = fast_attention.rope_cache_write(
+        together, cos[0, 0], signed_sin[0, 0], heads, slots, k_cache, v_cache, (rows, positions, k_t, v_t)
+    )
+    qk = _rotate(together[:, : (heads + kv) * dim].view(1, tokens, heads + kv, dim).transpose(1, 2), (cos, signed_sin))
+    k, v = qk[0, heads:], together[:, (heads + kv) * dim :].view(tokens, kv, dim).transpose(0, 1)
+    assert torch.equal(q, qk[0, :heads].transpose(0, 1))
+    assert torch.equal(k_cache[:, slots], k) and torch.equal(v_cache[:, slots], v)
+    expected_k, expected_v = torch.zeros_like(k_t), torch.zeros_like(v_t)
+    cached = rows >= 0
+    expected_k[rows[cached], :, :, positions[cached]] = k[:, cached].transpose(0, 1)
+    expected_v[rows[cached], :, positions[cached]] = v[:, cached].transpose(0, 1)
+    assert torch.equal(k_t, expected_k) and torch.equal(v_t, expected_v)
+    with pytest.raises(ValueError, match="heads"):
+        fast_attention.rope_cache_write(together[:, :-1], cos[0, 0], signed_sin[0, 0], heads, slots, k_cache, v_cache)

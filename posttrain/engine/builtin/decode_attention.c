@@ -15,7 +15,11 @@
  * them only where a start-up probe finds their bits equal to attend_rows' (fast_attention.py).
  *
  * Layouts (float32, strides in elements):
- *   q       [pairs, R, D] contiguous, pair = b * kv + h, row r = g * n + t (query t of head g)
+ *   q       query t of sequence b, head h * G + g (g of the G sharing key/value head h): its D
+ *           values from q + qidx[b * n + t] * q_tok + (h * G + g) * q_head (the step's token
+ *           rows [tokens, heads, D] with qidx the rows' tokens, or [pairs, R, D] with q_head = n * D)
+ *   out     the same addressing, (oidx, o_tok, o_head)
+ *   scores  [pairs, R, width], pair = b * kv + h, row r = g * n + t
  *   k_t     keys, transposed: pair (b, h) at k_t + b * k_row + h * k_head, element [d][j] at d * k_d + j
  *   v       values: pair (b, h) at v + b * v_row + h * v_head, element [j][d] at j * v_j + d
  *   limit   [batch, n] int64: query t of sequence b sees keys lo .. limit[b][t]
@@ -64,7 +68,7 @@ typedef float vec;
 #define vmul(a, b) ((a) * (b))
 #endif
 
-#define MAX_GROUP 8 /* the group sizes unrolled below; larger groups go one head at a time */
+#define MAX_GROUP 8 /* the group sizes unrolled below; larger groups go 8 heads at a time */
 #define DB 8
 #define KEY_CHUNK 128
 
@@ -82,15 +86,9 @@ static inline int64_t lower_bound(int64_t hi, int64_t window) {
    loop, each score accumulating in place in `scores`: the keys are then read row by row of
    k_t, contiguous, where a loop over d inside would stride by the cache's capacity (4 KB and
    more, every line in one cache set). */
-static inline void scores_one(const float *q, int64_t n, int64_t t, const float *k_own, const float *k_first,
-                              int64_t k_d, int64_t shared, int64_t D, int64_t width, int64_t lo, int64_t hi,
-                              float scale, float *scores, const int G) {
-    const float *rows[MAX_GROUP];
-    float *out[MAX_GROUP];
-    for (int g = 0; g < G; g++) {
-        rows[g] = q + (g * n + t) * D;
-        out[g] = scores + (g * n + t) * width;
-    }
+static inline void scores_one(const float *const *rows, float *const *out, const float *k_own, const float *k_first,
+                              int64_t k_d, int64_t shared, int64_t D, int64_t lo, int64_t hi, float scale,
+                              int64_t width, const int G) {
     /* the keys seen, in whole vectors (the rest of each vector is masked below) */
     const int64_t j_lo = lo / W * W, j_hi = hi + 1, vec_end = j_lo + (j_hi - j_lo) / W * W;
     for (int g = 0; g < G; g++)
@@ -132,9 +130,16 @@ static inline void scores_one(const float *q, int64_t n, int64_t t, const float 
     }
 }
 
-void decode_scores(const float *q, const float *k_t, int64_t k_row, int64_t k_head, int64_t k_d,
-                   const int64_t *limit, const int64_t *counts, int64_t batch, int64_t kv, int64_t G, int64_t n, int64_t D,
-                   int64_t width, int64_t shared, int64_t window, float scale, float *scores) {
+/* query t of sequence b, head h * G + g: its row of q, and where its output goes */
+static inline const float *query_row(const float *q, const int64_t *qidx, int64_t q_tok, int64_t q_head,
+                                     int64_t b, int64_t n, int64_t t, int64_t head) {
+    return q + qidx[b * n + t] * q_tok + head * q_head;
+}
+
+void decode_scores(const float *q, const int64_t *qidx, int64_t q_tok, int64_t q_head, const float *k_t, int64_t k_row,
+                   int64_t k_head, int64_t k_d, const int64_t *limit, const int64_t *counts, int64_t batch, int64_t kv,
+                   int64_t G, int64_t n, int64_t D, int64_t width, int64_t shared, int64_t window, float scale,
+                   float *scores) {
     const int64_t R = G * n;
     for (int64_t h = 0; h < kv; h++) {
         for (int64_t b = 0; b < batch; b++) {
@@ -142,16 +147,19 @@ void decode_scores(const float *q, const float *k_t, int64_t k_row, int64_t k_he
             const float *k_own = k_t + b * k_row + h * k_head, *k_first = k_t + h * k_head;
             for (int64_t t = 0; t < (counts ? counts[b] : n); t++) {
                 const int64_t hi = clamp_limit(limit[b * n + t], width), lo = lower_bound(hi, window);
-                const float *qp = q + pair * R * D;
-                float *sp = scores + pair * R * width;
-                switch (G) {  /* a constant group size lets the compiler keep the accumulators in registers */
-#define CASE(g) case g: scores_one(qp, n, t, k_own, k_first, k_d, shared, D, width, lo, hi, scale, sp, g); break;
-                    CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8)
+                for (int64_t g0 = 0; g0 < G; g0 += MAX_GROUP) {  /* groups above 8: 8 heads at a time */
+                    const int64_t count = G - g0 < MAX_GROUP ? G - g0 : MAX_GROUP;
+                    const float *rows[MAX_GROUP];
+                    float *out[MAX_GROUP];
+                    for (int64_t g = 0; g < count; g++) {
+                        rows[g] = query_row(q, qidx, q_tok, q_head, b, n, t, h * G + g0 + g);
+                        out[g] = scores + (pair * R + (g0 + g) * n + t) * width;
+                    }
+                    switch (count) {  /* a constant group size keeps the accumulators in registers */
+#define CASE(g) case g: scores_one(rows, out, k_own, k_first, k_d, shared, D, lo, hi, scale, width, g); break;
+                        CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8)
 #undef CASE
-                    default:  /* groups above 8: one head at a time */
-                        for (int64_t g = 0; g < G; g++)
-                            scores_one(qp + g * n * D, n, t, k_own, k_first, k_d, shared, D, width, lo, hi, scale,
-                                       sp + g * n * width, 1);
+                    }
                 }
             }
         }
@@ -159,15 +167,9 @@ void decode_scores(const float *q, const float *k_t, int64_t k_row, int64_t k_he
 }
 
 /* one (pair, t): the G rows' weighted values, all D columns */
-static inline void values_one(const float *p, int64_t n, int64_t t, const float *v_own, const float *v_first,
+static inline void values_one(const float *const *rows, float *const *dst, const float *v_own, const float *v_first,
                               int64_t v_j, int64_t shared, int64_t width, int64_t D, int64_t lo, int64_t hi,
-                              float *out, const int G) {
-    const float *rows[MAX_GROUP];
-    float *dst[MAX_GROUP];
-    for (int g = 0; g < G; g++) {
-        rows[g] = p + (g * n + t) * width;
-        dst[g] = out + (g * n + t) * D;
-    }
+                              const int G) {
     int64_t d0 = 0;
     for (; d0 + W <= D; d0 += W) {
         vec total[MAX_GROUP];
@@ -207,8 +209,9 @@ static inline void values_one(const float *p, int64_t n, int64_t t, const float 
 }
 
 void decode_values(const float *probs, const float *v, int64_t v_row, int64_t v_head, int64_t v_j,
-                   const int64_t *limit, const int64_t *counts, int64_t batch, int64_t kv, int64_t G, int64_t n, int64_t D,
-                   int64_t width, int64_t shared, int64_t window, float *out) {
+                   const int64_t *limit, const int64_t *counts, int64_t batch, int64_t kv, int64_t G, int64_t n,
+                   int64_t D, int64_t width, int64_t shared, int64_t window, float *out, const int64_t *oidx,
+                   int64_t o_tok, int64_t o_head) {
     const int64_t R = G * n;
     for (int64_t h = 0; h < kv; h++) {
         for (int64_t b = 0; b < batch; b++) {
@@ -216,16 +219,19 @@ void decode_values(const float *probs, const float *v, int64_t v_row, int64_t v_
             const float *v_own = v + b * v_row + h * v_head, *v_first = v + h * v_head;
             for (int64_t t = 0; t < (counts ? counts[b] : n); t++) {
                 const int64_t hi = clamp_limit(limit[b * n + t], width), lo = lower_bound(hi, window);
-                const float *pp = probs + pair * R * width;
-                float *op = out + pair * R * D;
-                switch (G) {
-#define CASE(g) case g: values_one(pp, n, t, v_own, v_first, v_j, shared, width, D, lo, hi, op, g); break;
-                    CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8)
+                for (int64_t g0 = 0; g0 < G; g0 += MAX_GROUP) {
+                    const int64_t count = G - g0 < MAX_GROUP ? G - g0 : MAX_GROUP;
+                    const float *rows[MAX_GROUP];
+                    float *dst[MAX_GROUP];
+                    for (int64_t g = 0; g < count; g++) {
+                        rows[g] = probs + (pair * R + (g0 + g) * n + t) * width;
+                        dst[g] = (float *)query_row(out, oidx, o_tok, o_head, b, n, t, h * G + g0 + g);
+                    }
+                    switch (count) {
+#define CASE(g) case g: values_one(rows, dst, v_own, v_first, v_j, shared, width, D, lo, hi, g); break;
+                        CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8)
 #undef CASE
-                    default:
-                        for (int64_t g = 0; g < G; g++)
-                            values_one(pp + g * n * width, n, t, v_own, v_first, v_j, shared, width, D, lo, hi,
-                                       op + g * n * D, 1);
+                    }
                 }
             }
         }
@@ -250,6 +256,54 @@ void decode_cache_write(const float *k, int64_t k_h, int64_t k_tok, const float 
             for (int64_t d = 0; d < D; d++) {
                 kd[d * ck_d] = ks[d];
                 vd[d] = vs[d];
+            }
+        }
+    }
+}
+
+/* The step's rotary embedding and cache writes in one pass over its stacked q/k/v projection,
+ * as model_runner computes them with torch (_rotated_together, then attend's assignments):
+ *
+ *     rotated[d] = x[d] * cos[d] + x[(d + D/2) mod D] * signed_sin[d]
+ *
+ * each product rounded, then the sum (no fused multiply-add: -ffp-contract=off), which is
+ * _rotate's x * cos + roll(x, D/2) * signed_sin to the bit. Token i's query heads go to
+ * q_out[i] ([tokens, H, D] contiguous); its rotated key heads and its value heads to the paged
+ * cache at slots[i] (k_cache + h * kc_h + slot * kc_s, [kv, slots, D] per layer), and where
+ * dest_rows[i] >= 0 also to that DecodeCache row at position dest_pos[i] (keys transposed,
+ * as decode_cache_write places them).
+ *   qkv     token i's projection at qkv + i * qkv_tok: H query heads, kv key heads, kv value heads
+ *   cos, ss [tokens, D] contiguous: cos and sin with its first half negated (model_runner._rotation) */
+void rope_cache_write(const float *qkv, int64_t qkv_tok, int64_t tokens, int64_t H, int64_t kv, int64_t D,
+                      const float *cos, const float *ss, const int64_t *slots, float *q_out,
+                      float *k_cache, int64_t kc_h, int64_t kc_s, float *v_cache, int64_t vc_h, int64_t vc_s,
+                      const int64_t *dest_rows, const int64_t *dest_pos, float *k_t, int64_t ck_row, int64_t ck_head,
+                      int64_t ck_d, float *v_t, int64_t cv_row, int64_t cv_head, int64_t cv_j) {
+    const int64_t half = D / 2;
+    float rotated[D];
+    for (int64_t i = 0; i < tokens; i++) {
+        const float *c = cos + i * D, *s = ss + i * D, *row = qkv + i * qkv_tok;
+        const int64_t slot = slots[i], dest = dest_rows ? dest_rows[i] : -1, pos = dest_rows ? dest_pos[i] : 0;
+        for (int64_t h = 0; h < H + kv; h++) {
+            const float *x = row + h * D;
+            float *y = h < H ? q_out + (i * H + h) * D : rotated;
+            for (int64_t d = 0; d < half; d++) y[d] = x[d] * c[d] + x[d + half] * s[d];
+            for (int64_t d = half; d < D; d++) y[d] = x[d] * c[d] + x[d - half] * s[d];
+            if (h < H) continue;
+            float *kd = k_cache + (h - H) * kc_h + slot * kc_s;
+            for (int64_t d = 0; d < D; d++) kd[d] = y[d];
+            if (dest >= 0) {
+                float *kt = k_t + dest * ck_row + (h - H) * ck_head + pos;
+                for (int64_t d = 0; d < D; d++) kt[d * ck_d] = y[d];
+            }
+        }
+        for (int64_t h = 0; h < kv; h++) {
+            const float *x = row + (H + kv + h) * D;
+            float *vd = v_cache + h * vc_h + slot * vc_s;
+            for (int64_t d = 0; d < D; d++) vd[d] = x[d];
+            if (dest >= 0) {
+                float *vt = v_t + dest * cv_row + h * cv_head + pos * cv_j;
+                for (int64_t d = 0; d < D; d++) vt[d] = x[d];
             }
         }
     }

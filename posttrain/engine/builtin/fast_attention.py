@@ -6,7 +6,11 @@ head, each a few thousand multiply-adds behind a fixed cost: at 16 sequences of 
 keys that fixed cost, not the reading of keys and values, was most of the step's attention.
 decode_attention.c computes the same sums in the same order (one fused multiply-add chain per
 score and per value chunk, which is how MKL's sgemm sums them at these shapes) and leaves the
-softmax to torch, so its bits are the GEMM path's, and so the trainer's.
+softmax to torch, so its bits are the GEMM path's, and so the trainer's. The engine calls it on
+the step's own token rows (decode_attention_tokens: no gather of the queries into the pairs
+layout, no scatter of the output back), after rope_cache_write has rotated the step's queries
+and keys and written its keys and values to the paged cache and the DecodeCache in one pass
+(a decode step of 4 sequences: ~30 small torch ops a layer fewer).
 
 That "same order" is a fact about this CPU's BLAS, not a law, so it is checked, not assumed:
 `library()` compiles the kernel for this CPU (the C compiler, -march=native,
@@ -80,11 +84,15 @@ def library() -> ctypes.CDLL:
         lib = ctypes.CDLL(str(target))
     except OSError as exc:
         raise KernelUnavailableError(f"loading {target} failed: {exc}") from exc
-    lib.decode_scores.argtypes = [_PTR, _PTR, _INT, _INT, _INT, _PTR, _PTR] + [_INT] * 8 + [_FLOAT, _PTR]
-    lib.decode_values.argtypes = [_PTR, _PTR, _INT, _INT, _INT, _PTR, _PTR] + [_INT] * 8 + [_PTR]
+    lib.decode_scores.argtypes = [_PTR, _PTR, _INT, _INT, _PTR, _INT, _INT, _INT, _PTR, _PTR]
+    lib.decode_scores.argtypes += [_INT] * 8 + [_FLOAT, _PTR]
+    lib.decode_values.argtypes = [_PTR, _PTR, _INT, _INT, _INT, _PTR, _PTR] + [_INT] * 8 + [_PTR, _PTR, _INT, _INT]
     lib.decode_cache_write.argtypes = [_PTR, _INT, _INT, _PTR, _INT, _INT, _PTR, _PTR, _PTR] + [_INT] * 3
     lib.decode_cache_write.argtypes += [_PTR, _INT, _INT, _INT, _PTR, _INT, _INT, _INT]
-    lib.decode_scores.restype = lib.decode_values.restype = lib.decode_cache_write.restype = None
+    lib.rope_cache_write.argtypes = [_PTR] + [_INT] * 5 + [_PTR] * 4 + [_PTR, _INT, _INT] * 2
+    lib.rope_cache_write.argtypes += [_PTR, _PTR] + [_PTR, _INT, _INT, _INT] * 2
+    for function in (lib.decode_scores, lib.decode_values, lib.decode_cache_write, lib.rope_cache_write):
+        function.restype = None
     return lib
 
 
@@ -153,32 +161,113 @@ def decode_attention(
     positions are the same in every row; counts int64 [batch]: sequence b's real queries (the
     rest pad it to n and are not computed: their rows of the result are undefined). Returns
     [batch * kv, group * n, D]."""
-    lib = library()
     pairs, count, dim = rows.shape
     batch, n = limit.shape
     kv = k_t.shape[1]
-    if pairs != batch * kv or count != group * n or not rows.is_contiguous() or not limit.is_contiguous():
+    if pairs != batch * kv or count != group * n or not rows.is_contiguous():
         raise ValueError(
             f"decode_attention: rows {tuple(rows.shape)} do not match limit {tuple(limit.shape)} and {kv} kv heads"
         )
-    if k_t.stride(-1) != 1 or v.stride(-1) != 1 or rows.dtype != torch.float32:
+    # row (b, h, g, t) of the pairs layout: b * kv * R + t rows in, then (h * group + g) * n
+    index = (torch.arange(batch)[:, None] * (kv * count) + torch.arange(n)[None, :]).contiguous()
+    out = torch.empty_like(rows)
+    _attend(rows, index, dim, n * dim, k_t, v, limit, group, width, scale, shared, window, counts, out, dim, n * dim)
+    return out
+
+
+def decode_attention_tokens(
+    q: torch.Tensor,
+    query_index: torch.Tensor,
+    k_t: torch.Tensor,
+    v: torch.Tensor,
+    limit: torch.Tensor,
+    group: int,
+    width: int,
+    scale: float,
+    shared: int,
+    window: int | None,
+    counts: torch.Tensor | None,
+    out: torch.Tensor,
+) -> None:
+    """decode_attention on the step's token rows, in place: q and out [tokens, heads, D] (unit
+    stride over heads' dims, heads adjacent), query t of sequence b being token query_index[b, t]
+    (int64 [batch, n]); each real query's heads of `out` are written, the other rows left as
+    they were. The engine's decode layer: no gather into the pairs layout and no scatter back."""
+    if q.stride(-1) != 1 or out.stride(-1) != 1 or q.dim() != 3 or out.shape != q.shape:
+        raise ValueError("decode_attention_tokens: q and out [tokens, heads, D] with unit last stride")
+    if query_index.shape != limit.shape:
+        raise ValueError(f"decode_attention_tokens: query_index {tuple(query_index.shape)} is not limit's shape")
+    _attend(q, query_index, q.stride(0), q.stride(1), k_t, v, limit, group, width, scale, shared, window, counts,
+            out, out.stride(0), out.stride(1))  # fmt: skip
+
+
+def _attend(q, qidx, q_tok, q_head, k_t, v, limit, group, width, scale, shared, window, counts, out, o_tok, o_head):
+    lib = library()
+    batch, n = limit.shape
+    kv, dim = k_t.shape[1], k_t.shape[2]
+    if not limit.is_contiguous() or not qidx.is_contiguous() or limit.dtype != torch.int64 or qidx.dtype != torch.int64:
+        raise ValueError("decode_attention: limit and the query index must be contiguous int64")
+    if k_t.stride(-1) != 1 or v.stride(-1) != 1 or q.dtype != torch.float32 or out.dtype != torch.float32:
         raise ValueError("decode_attention: float32 rows and caches with unit last stride")
-    window = window or 0
     if counts is not None and (counts.dtype != torch.int64 or not counts.is_contiguous() or len(counts) != batch):
         raise ValueError(f"decode_attention: counts must be contiguous int64 of length {batch}")
+    window = window or 0
     counts_ptr = None if counts is None else counts.data_ptr()
+    pairs, count = batch * kv, group * n
     scores = torch.empty(pairs, count, width)
     lib.decode_scores(
-        rows.data_ptr(), k_t.data_ptr(), k_t.stride(0), k_t.stride(1), k_t.stride(2), limit.data_ptr(), counts_ptr,
-        batch, kv, group, n, dim, width, shared, window, scale, scores.data_ptr(),
+        q.data_ptr(), qidx.data_ptr(), q_tok, q_head, k_t.data_ptr(), k_t.stride(0), k_t.stride(1), k_t.stride(2),
+        limit.data_ptr(), counts_ptr, batch, kv, group, n, dim, width, shared, window, scale, scores.data_ptr(),
     )  # fmt: skip
     probs = torch.softmax(scores, dim=-1, dtype=torch.float32)
-    out = torch.empty(pairs, count, dim)
     lib.decode_values(
         probs.data_ptr(), v.data_ptr(), v.stride(0), v.stride(1), v.stride(2), limit.data_ptr(), counts_ptr,
-        batch, kv, group, n, dim, width, shared, window, out.data_ptr(),
+        batch, kv, group, n, dim, width, shared, window, out.data_ptr(), qidx.data_ptr(), o_tok, o_head,
     )  # fmt: skip
-    return out
+
+
+def rope_cache_write(
+    qkv: torch.Tensor,
+    cos: torch.Tensor,
+    signed_sin: torch.Tensor,
+    heads: int,
+    slots: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    destination: tuple | None = None,
+) -> torch.Tensor:
+    """The step's queries rotated, [tokens, heads, D]; its keys rotated and its values written
+    to the paged cache layer (k_cache, v_cache [kv, slots, D]) at `slots`, and with
+    destination = (rows, positions, k_t, v_t) also to the DecodeCache rows (rows[i] < 0: token
+    i has none). qkv [tokens, (heads + 2 kv) * D], unit last stride: the stacked projection;
+    cos, signed_sin [tokens, D] contiguous (model_runner._rotation's)."""
+    tokens, dim = cos.shape
+    kv = k_cache.shape[0]
+    if dim % 2 or qkv.shape != (tokens, (heads + 2 * kv) * dim) or qkv.stride(-1) != 1:
+        raise ValueError(f"rope_cache_write: qkv {tuple(qkv.shape)} is not {tokens} tokens of {heads}+2x{kv} heads")
+    if not (cos.is_contiguous() and signed_sin.is_contiguous() and slots.is_contiguous()) or len(slots) != tokens:
+        raise ValueError("rope_cache_write: cos, sin and slots contiguous, one slot a token")
+    if slots.dtype != torch.int64 or (destination is not None and destination[0].dtype != torch.int64):
+        raise ValueError("rope_cache_write: slots, rows and positions are int64")
+    if any(t.dtype != torch.float32 or t.stride(-1) != 1 for t in (qkv, cos, signed_sin, k_cache, v_cache)):
+        raise ValueError("rope_cache_write: float32 tensors with unit last stride")
+    q = torch.empty(tokens, heads, dim)
+    if destination is None:
+        rows = positions = None
+        k_t = v_t = torch.empty(1, 1, 1, 1)
+    else:
+        rows, positions, k_t, v_t = destination
+        if len(rows) != tokens or len(positions) != tokens or not (rows.is_contiguous() and positions.is_contiguous()):
+            raise ValueError("rope_cache_write: a destination row and position a token")
+    library().rope_cache_write(
+        qkv.data_ptr(), qkv.stride(0), tokens, heads, kv, dim, cos.data_ptr(), signed_sin.data_ptr(),
+        slots.data_ptr(), q.data_ptr(), k_cache.data_ptr(), k_cache.stride(0), k_cache.stride(1),
+        v_cache.data_ptr(), v_cache.stride(0), v_cache.stride(1),
+        None if rows is None else rows.data_ptr(), None if positions is None else positions.data_ptr(),
+        k_t.data_ptr(), k_t.stride(0), k_t.stride(1), k_t.stride(2), v_t.data_ptr(), v_t.stride(0), v_t.stride(1),
+        v_t.stride(2),
+    )  # fmt: skip
+    return q
 
 
 @functools.cache

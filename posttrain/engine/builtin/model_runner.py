@@ -20,7 +20,10 @@ blocks are gathered from the paged cache instead); a prefix that every one of th
 the same physical blocks (a shared system prompt, the samples of one prompt) is read from one
 row for all (SharedPrefix); where the start-up probe allows, that call is one native call for the
 scores and one for the values instead of two GEMMs per sequence and head, with the same bits
-(fast_attention.py); a decoding sequence verifying a speculative
+(fast_attention.py), reading the queries from the step's rows and writing the output to them
+in place, and the rotation of q and k with the writes of the step's keys and values to both
+caches is one native pass over the stacked projection (rope_cache_write, _rotate's bits); a
+decoding sequence verifying a speculative
 draft brings several queries to that call, each seeing the keys up to its own position; prefill
 chunks attend causally to their own cached prefix. Attention is `invariant_attention`,
 which the trainer's model also uses: a token's logprob comes out the same to the bit whether it
@@ -34,6 +37,7 @@ sliding-window mask, so the bits do not change.
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 
 import torch
@@ -109,6 +113,8 @@ class ModelRunner:
         if unavailable is not None:
             log.info("the decode attention runs as GEMMs: %s", unavailable)
         self.native_attention = unavailable is None  # settable: benchmarks compare the two paths
+        # the rotation and the cache writes in one native pass, where it gives _rotate's bits
+        self.fused_rope = self.native_attention and _fused_rope_agrees(self.num_heads, self.num_kv_heads, self.head_dim)
         self.compiled = None
         if compile_step:
             try:
@@ -143,6 +149,7 @@ class ModelRunner:
         rotation = _rotation(*inner.rotary_emb(hidden, position_ids))
         plan = _AttentionPlan(chunks, self.block_size, padded=padding > 0)
         plan.use_decode_cache(self.decode_cache, self.k_cache, self.v_cache, self.shared_prefix_min_tail)
+        plan.place_tokens(len(ids))
         self.shared_prefix_steps += bool(plan.cache_shared)
         layers_out = None
         if self.compiled is not None:
@@ -204,9 +211,26 @@ class ModelRunner:
         return qk[:, :heads], qk[:, heads:], v
 
     def _attention(self, attn, layer_index, hidden, rotation, slot_mapping, plan: _AttentionPlan, qkv=None):
+        total = hidden.shape[1]
+        if self.fused_rope and self.native_attention and qkv is not None and not self.family.qk_norm:
+            together = qkv.stacked(hidden)
+            if together is not None:
+                destination = None
+                if plan.cache_rows is not None:
+                    destination = (
+                        plan.cache_destination_rows, plan.cache_destination_positions,
+                        plan.cache_k_t[layer_index], plan.cache_v[layer_index],
+                    )  # fmt: skip
+                cos, signed_sin = rotation
+                q = fast_attention.rope_cache_write(
+                    together[0], cos[0, 0], signed_sin[0, 0], self.num_heads, slot_mapping,
+                    self.k_layers[layer_index], self.v_layers[layer_index], destination,
+                )  # fmt: skip
+                out = self._attend_written(layer_index, q, plan, attn.scaling)
+                return attn.o_proj(out.view(1, total, -1))
         q, k, v = self._project(attn, hidden, rotation, qkv)
         out = self.attend(layer_index, q, k, v, slot_mapping, plan, attn.scaling)
-        return attn.o_proj(out.reshape(1, hidden.shape[1], -1))
+        return attn.o_proj(out.reshape(1, total, -1))
 
     def _project(self, attn, hidden, rotation, qkv=None) -> tuple:
         """q, k, v [1, heads, tokens, dim] of a layer's input, q and k rotated."""
@@ -230,17 +254,9 @@ class ModelRunner:
         k_cache, v_cache = self.k_layers[layer_index], self.v_layers[layer_index]
         k_cache[:, slot_mapping] = k[0]
         v_cache[:, slot_mapping] = v[0]
-        q = q[0].transpose(0, 1)  # [tokens, heads, dim]
-        out = torch.zeros_like(q) if plan.padded else torch.empty_like(q)
-        kv, group, dim = self.num_kv_heads, self.num_heads // self.num_kv_heads, self.head_dim
         if plan.cache_rows is not None:
-            # each decoding sequence's keys in its own DecodeCache row: keys transposed
-            # [rows, kv, dim, capacity], values [rows, kv, capacity, dim]; a sequence verifying a
-            # draft has n > 1 queries (padded to the batch's longest), each seeing the keys up to
-            # its own position, as in a causal pass
-            cache_k_t, cache_v = plan.cache_k_t[layer_index], plan.cache_v[layer_index]
-            batch, width, n = len(plan.cache_rows), plan.cache_width, plan.cache_queries
             tokens = plan.cache_token_rows
+            cache_k_t, cache_v = plan.cache_k_t[layer_index], plan.cache_v[layer_index]
             if self.native_attention:
                 fast_attention.write_decode_cache(
                     k[0], v[0], tokens, plan.cache_row_ids, plan.cache_positions, cache_k_t, cache_v
@@ -248,17 +264,33 @@ class ModelRunner:
             else:
                 cache_k_t[plan.cache_row_ids, :, :, plan.cache_positions] = k[0][:, tokens].transpose(0, 1)
                 cache_v[plan.cache_row_ids, :, plan.cache_positions] = v[0][:, tokens].transpose(0, 1)
-            if n == 1:
-                rows = q[plan.cache_rows].view(batch * kv, group, dim)
-            else:  # rows g * n + t of each (sequence, kv head), as the prefill path orders them
-                rows = q[plan.cache_query_index].view(batch, n, kv, group, dim).permute(0, 2, 3, 1, 4)
-                rows = rows.reshape(batch * kv, group * n, dim)
+        return self._attend_written(layer_index, q[0].transpose(0, 1), plan, scaling)
+
+    def _attend_written(self, layer_index, q, plan: _AttentionPlan, scaling: float) -> torch.Tensor:
+        """attend's attention once the step's keys and values are in the caches: q [tokens,
+        heads, dim] (rotated), returns [tokens, heads, dim]."""
+        k_cache, v_cache = self.k_layers[layer_index], self.v_layers[layer_index]
+        out = torch.zeros_like(q) if plan.padded else torch.empty_like(q)
+        kv, group, dim = self.num_kv_heads, self.num_heads // self.num_kv_heads, self.head_dim
+        if plan.cache_rows is not None:
+            # each decoding sequence's keys in its own DecodeCache row: keys transposed
+            # [rows, kv, dim, capacity], values [rows, kv, capacity, dim]; a sequence verifying a
+            # draft has n > 1 queries (padded to the batch's longest), each seeing the keys up to
+            # its own position, as in a causal pass
+            batch, width, n = len(plan.cache_rows), plan.cache_width, plan.cache_queries
+            cache_k_t, cache_v = plan.cache_k_t[layer_index], plan.cache_v[layer_index]
             if self.native_attention and width >= fast_attention.MIN_WIDTH:
-                result = fast_attention.decode_attention(
-                    rows.contiguous(), cache_k_t, cache_v, plan.cache_limit, group, width, scaling,
-                    plan.cache_common, plan.sliding_window, plan.cache_counts,
+                # from the step's query rows straight into out's (the real queries'; padding's stay)
+                fast_attention.decode_attention_tokens(
+                    q, plan.cache_query_index.view(batch, n), cache_k_t, cache_v, plan.cache_limit, group, width,
+                    scaling, plan.cache_common, plan.sliding_window, plan.cache_counts, out,
                 )  # fmt: skip
             else:
+                if n == 1:
+                    rows = q[plan.cache_rows].view(batch * kv, group, dim)
+                else:  # rows g * n + t of each (sequence, kv head), as the prefill path orders them
+                    rows = q[plan.cache_query_index].view(batch, n, kv, group, dim).permute(0, 2, 3, 1, 4)
+                    rows = rows.reshape(batch * kv, group * n, dim)
                 # views (rows are compact); keys as [N, width, dim] whose transpose is row-major
                 keys = cache_k_t[:batch, :, :, :width].reshape(batch * kv, dim, width).transpose(-1, -2)
                 values = cache_v[:batch, :, :width].reshape(batch * kv, width, dim)
@@ -267,11 +299,11 @@ class ModelRunner:
                     length = plan.cache_shared
                     shared = SharedPrefix(cache_k_t[0, :, :, :length], cache_v[0, :, :length], batch)
                 result = attend_rows(rows, keys, values, None, scaling, plan.cache_excluded(kv, group), shared)
-            if n == 1:
-                out[plan.cache_rows] = result.reshape(batch, -1, dim)
-            else:
-                result = result.view(batch, kv, group, n, dim).permute(0, 3, 1, 2, 4).reshape(batch * n, -1, dim)
-                out[tokens] = result[plan.cache_valid]
+                if n == 1:
+                    out[plan.cache_rows] = result.reshape(batch, -1, dim)
+                else:
+                    result = result.view(batch, kv, group, n, dim).permute(0, 3, 1, 2, 4).reshape(batch * n, -1, dim)
+                    out[plan.cache_token_rows] = result[plan.cache_valid]
         elif plan.decode_rows is not None:
             # whole blocks gathered in one copy: [kv, batch, width * block, dim]
             batch, width = plan.decode_tables.shape
@@ -305,6 +337,32 @@ def _rotate(x: torch.Tensor, rotation: tuple[torch.Tensor, torch.Tensor]) -> tor
     IEEE arithmetic (x [1, heads, tokens, dim])."""
     cos, signed_sin = rotation
     return (x * cos) + (torch.roll(x, x.shape[-1] // 2, -1) * signed_sin)
+
+
+@functools.cache
+def _fused_rope_agrees(heads: int, kv_heads: int, dim: int) -> bool:
+    """fast_attention.rope_cache_write gives _rotated_together's queries and keys (and writes
+    the values) to the bit on this CPU: checked once on random projections and angles."""
+    if dim % 2:
+        return False
+    generator = torch.Generator().manual_seed(11)
+    tokens, slots = 5, torch.tensor([3, 0, 7, 2, 5])
+    together = torch.randn(1, tokens, (heads + 2 * kv_heads) * dim, generator=generator) * 4
+    angles = torch.rand(1, tokens, dim, generator=generator) * 1000
+    cos, signed_sin = _rotation(angles.cos(), angles.sin())
+    rotated = heads + kv_heads
+    qk = _rotate(together[..., : rotated * dim].view(1, tokens, rotated, dim).transpose(1, 2), (cos, signed_sin))
+    k_cache, v_cache = torch.zeros(kv_heads, 8, dim), torch.zeros(kv_heads, 8, dim)
+    try:
+        q = fast_attention.rope_cache_write(together[0], cos[0, 0], signed_sin[0, 0], heads, slots, k_cache, v_cache)
+    except fast_attention.KernelUnavailableError:
+        return False
+    v = together[0, :, rotated * dim :].view(tokens, kv_heads, dim).transpose(0, 1)
+    return (
+        torch.equal(q, qk[0, :heads].transpose(0, 1))
+        and torch.equal(k_cache[:, slots], qk[0, heads:])
+        and torch.equal(v_cache[:, slots], v)
+    )
 
 
 def _rms_norm(norm: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -442,6 +500,16 @@ class _AttentionPlan:
         self.decode_tables = torch.tensor([table + [0] * (width - len(table)) for _, table, _, _, _ in decode])
         self.decode_lengths = torch.tensor([context for _, _, context, _, _ in decode])
         self.decode_mask = torch.arange(width * block_size)[None, :] < self.decode_lengths[:, None]  # [batch, context]
+
+    def place_tokens(self, total: int) -> None:
+        """Each of the step's `total` token rows' DecodeCache row (-1: none) and position, for
+        the fused rotation and cache write (fast_attention.rope_cache_write)."""
+        if self.cache_rows is None:
+            return
+        self.cache_destination_rows = torch.full((total,), -1, dtype=torch.long)
+        self.cache_destination_positions = torch.zeros(total, dtype=torch.long)
+        self.cache_destination_rows[self.cache_token_rows] = self.cache_row_ids
+        self.cache_destination_positions[self.cache_token_rows] = self.cache_positions
 
     def use_decode_cache(
         self, cache: DecodeCache, k_cache: torch.Tensor, v_cache: torch.Tensor, shared_min_tail: int | None = None
