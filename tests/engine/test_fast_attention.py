@@ -92,7 +92,8 @@ def sliding_dir(tmp_path_factory, tokenizer):
 
 def test_an_engine_on_the_kernel_matches_one_on_gemms_to_the_bit(sliding_dir, tokenizer, monkeypatch):
     """A batch sharing a system prompt (the shared prefix), sampled (n > 1: forked samples) and
-    greedy, through a windowed layer: the same tokens and logprobs either way."""
+    greedy, through a windowed layer: the same tokens and logprobs with the decode steps and the
+    prefill chunks on the kernel, with the decode steps only, and with neither."""
     model = load_model(str(sliding_dir))
     system = {"role": "system", "content": "You are a careful assistant. Answer in one short line. " * 3}
     questions = ["What is two plus two?", "Name a colour.", "Say something about rivers.", "Hi"]
@@ -108,18 +109,19 @@ def test_an_engine_on_the_kernel_matches_one_on_gemms_to_the_bit(sliding_dir, to
 
     monkeypatch.setattr(fast_attention, "decode_attention_tokens", counted)
     results = {}
-    for native in (True, False):
+    # everything on the kernel; decode steps only (prefill chunks as GEMMs); all GEMMs
+    for native, prefill in ((True, True), (True, False), (False, False)):
         engine = BuiltinEngine(copy.deepcopy(model), tokenizer, num_blocks=256)
         if native and not engine.runner.native_attention:
             pytest.skip("the native decode attention does not agree with the GEMM path on this CPU")
-        engine.runner.native_attention = native
+        engine.runner.native_attention, engine.runner.native_prefill = native, prefill
         assert engine.runner.fused_rope  # the rotation and cache writes in the kernel where it is on
         before = len(calls)
         completions = engine.generate(requests)
         assert (len(calls) > before) == native
-        results[native] = [(c.token_ids, c.logprobs) for c in completions]
-    assert results[True] == results[False]
-    assert all(len(tokens) > 1 for tokens, _ in results[True])
+        results[native, prefill] = [(c.token_ids, c.logprobs) for c in completions]
+    assert results[True, True] == results[True, False] == results[False, False]
+    assert all(len(tokens) > 1 for tokens, _ in results[True, True])
 
 
 def test_without_a_compiler_the_engine_keeps_the_gemm_path(tmp_path, tiny_model, tokenizer, monkeypatch, caplog):

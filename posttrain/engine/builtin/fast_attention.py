@@ -302,6 +302,13 @@ def agrees(kv_heads: int, group: int, head_dim: int, dtype: torch.dtype) -> str 
                             f"(kv={kv_heads}, group={group}, dim={head_dim}, n={n}, width={width}, "
                             f"shared={shared}, window={window})"
                         )
+    # a prefill chunk: one sequence, many causal queries (the engine's prefill path)
+    n, width = 70, 260
+    limit = (width - n + torch.arange(n))[None].contiguous()
+    rows = torch.randn(kv_heads, group * n, head_dim, generator=generator)
+    for window in (None, 100):
+        if not _same(rows, k_t[:1, :, :, :width], v[:1, :, :width], limit, group, width, scale, 0, window):
+            return f"the native attention differs from the GEMM path on a prefill chunk (n={n}, window={window})"
     return None
 
 

@@ -113,6 +113,7 @@ class ModelRunner:
         if unavailable is not None:
             log.info("the decode attention runs as GEMMs: %s", unavailable)
         self.native_attention = unavailable is None  # settable: benchmarks compare the two paths
+        self.native_prefill = True  # prefill chunks on the kernel too (where native_attention); settable
         # the rotation and the cache writes in one native pass, where it gives _rotate's bits
         self.fused_rope = self.native_attention and _fused_rope_agrees(self.num_heads, self.num_kv_heads, self.head_dim)
         self.compiled = None
@@ -316,8 +317,16 @@ class ModelRunner:
             )  # [kv * batch, group, dim]
             out[plan.decode_rows] = result.view(kv, batch, group, dim).transpose(0, 1).reshape(batch, -1, dim)
         for rows_index, slots, mask in plan.prefills:
-            n = len(rows_index)
+            n, context = mask.shape
             keys, values = k_cache[:, slots], v_cache[:, slots]  # [kv, context, dim]
+            if self.native_prefill and self.native_attention and context >= fast_attention.MIN_WIDTH:
+                # the kernel's causal rows: query t sees keys up to context - n + t, masked keys
+                # skipped rather than computed and filled (about half of a fresh prompt's)
+                fast_attention.decode_attention_tokens(
+                    q, rows_index[None], keys.transpose(1, 2).contiguous()[None], values[None],
+                    (context - n + torch.arange(n))[None], group, context, scaling, 0, plan.sliding_window, None, out,
+                )  # fmt: skip
+                continue
             rows = q[rows_index].view(n, kv, group, dim).permute(1, 2, 0, 3).reshape(kv, group * n, dim)
             mask = mask.view(1, 1, n, -1).expand(kv, group, n, -1).reshape(kv, group * n, -1)
             result = attend_rows(rows, keys, values, mask, scaling)  # rows g * n + t, as the trainer's
