@@ -213,7 +213,11 @@ class ModelRunner:
 
     def _attention(self, attn, layer_index, hidden, rotation, slot_mapping, plan: _AttentionPlan, qkv=None):
         total = hidden.shape[1]
-        if self.fused_rope and self.native_attention and qkv is not None and not self.family.qk_norm:
+        cos, signed_sin = rotation
+        fused = self.fused_rope and self.native_attention and qkv is not None and not self.family.qk_norm
+        # the kernel's layout: one full-width angle row a token (a family with a partial rotary
+        # dimension, or angles of another shape, keeps the torch ops)
+        if fused and cos.shape[-1] == self.head_dim and cos.is_contiguous() and signed_sin.is_contiguous():
             together = qkv.stacked(hidden)
             if together is not None:
                 destination = None
@@ -222,7 +226,6 @@ class ModelRunner:
                         plan.cache_destination_rows, plan.cache_destination_positions,
                         plan.cache_k_t[layer_index], plan.cache_v[layer_index],
                     )  # fmt: skip
-                cos, signed_sin = rotation
                 q = fast_attention.rope_cache_write(
                     together[0], cos[0, 0], signed_sin[0, 0], self.num_heads, slot_mapping,
                     self.k_layers[layer_index], self.v_layers[layer_index], destination,
