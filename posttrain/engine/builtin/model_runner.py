@@ -150,7 +150,8 @@ class ModelRunner:
         rotation = _rotation(*inner.rotary_emb(hidden, position_ids))
         plan = _AttentionPlan(chunks, self.block_size, padded=padding > 0)
         plan.use_decode_cache(self.decode_cache, self.k_cache, self.v_cache, self.shared_prefix_min_tail)
-        plan.place_tokens(len(ids))
+        if self._fuses_rope(rotation):
+            plan.place_tokens(len(ids))
         self.shared_prefix_steps += bool(plan.cache_shared)
         layers_out = None
         if self.compiled is not None:
@@ -211,13 +212,25 @@ class ModelRunner:
         v = together[..., rotated * dim :].view(1, total, self.num_kv_heads, dim).transpose(1, 2)
         return qk[:, :heads], qk[:, heads:], v
 
+    def _fuses_rope(self, rotation: tuple) -> bool:
+        """This step's layers rotate and write the caches in the native pass: the probe agreed,
+        the projections are stacked without per-head norms, and the angles are one contiguous
+        full-width row a token (a family with a partial rotary dimension keeps the torch ops)."""
+        cos, signed_sin = rotation
+        return (
+            self.fused_rope
+            and self.native_attention
+            and self.qkv is not None
+            and not self.family.qk_norm
+            and cos.shape[-1] == self.head_dim
+            and cos.is_contiguous()
+            and signed_sin.is_contiguous()
+        )
+
     def _attention(self, attn, layer_index, hidden, rotation, slot_mapping, plan: _AttentionPlan, qkv=None):
         total = hidden.shape[1]
-        cos, signed_sin = rotation
-        fused = self.fused_rope and self.native_attention and qkv is not None and not self.family.qk_norm
-        # the kernel's layout: one full-width angle row a token (a family with a partial rotary
-        # dimension, or angles of another shape, keeps the torch ops)
-        if fused and cos.shape[-1] == self.head_dim and cos.is_contiguous() and signed_sin.is_contiguous():
+        if plan.fused_rope and qkv is not None:
+            cos, signed_sin = rotation
             together = qkv.stacked(hidden)
             if together is not None:
                 destination = None
@@ -442,6 +455,7 @@ class _AttentionPlan:
                 self.prefills.append(self._prefill(row, seq, start, n, block_size))
             row += n
         self.padded = padded  # padding rows attend to nothing: their output stays zero
+        self.fused_rope = False  # set by place_tokens
         self.sliding_window: int | None = None  # set on the copies window() makes
         self._decode = decode
         self.cache_rows = self.decode_rows = None
@@ -514,8 +528,9 @@ class _AttentionPlan:
         self.decode_mask = torch.arange(width * block_size)[None, :] < self.decode_lengths[:, None]  # [batch, context]
 
     def place_tokens(self, total: int) -> None:
-        """Each of the step's `total` token rows' DecodeCache row (-1: none) and position, for
-        the fused rotation and cache write (fast_attention.rope_cache_write)."""
+        """Plan the fused rotation and cache write (fast_attention.rope_cache_write) for this
+        step: each of its `total` token rows' DecodeCache row (-1: none) and position."""
+        self.fused_rope = True
         if self.cache_rows is None:
             return
         self.cache_destination_rows = torch.full((total,), -1, dtype=torch.long)
