@@ -182,13 +182,13 @@ def main() -> None:
 def run_cluster(size: dict, work: Path) -> dict:
     import ray
 
-    from posttrain.scheduler.local_cluster import RayNode
+    from posttrain.scheduler.local_cluster import RayNode, start_head
     from posttrain.scheduler.ray_worker import ensure_ray
 
     half = size["workers"] // 2
     temp = Path(tempfile.mkdtemp(prefix="ptray-", dir="/tmp"))
     started = time.perf_counter()
-    head = RayNode(temp, include_dashboard="false", **NODE)
+    head = start_head(temp, include_dashboard="false", **NODE)
     nodes = [head]
     report: dict = {"size": size, "work": str(work)}
     try:

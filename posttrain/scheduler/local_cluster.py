@@ -1,6 +1,6 @@
 """A Ray cluster of several nodes on one machine (tests, benchmarks/scale_out.py): each node a
 `ray start --block` process in a session of its own, every port chosen free, one temp dir per
-cluster. `RayNode(temp)` starts a head;
+cluster. `RayNode(temp)` starts a head (`start_head(temp)`: one whose GCS is seen listening);
 `RayNode(temp, head=PORT, resources={...})` a worker node that joins it. `kill()` loses a node
 the way a crashed machine does (SIGKILL to its whole process group: raylet, workers and all);
 `stop()` lets `ray start` stop what it started, then kills whatever of its session is left."""
@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 RAY = Path(sys.executable).with_name("ray")
@@ -31,6 +32,33 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def start_head(temp: Path, attempts: int = 3, timeout: float = 60.0, **kwargs) -> RayNode:
+    """A head node whose GCS accepts connections. A head that exits, or whose GCS is not
+    listening within `timeout` s, is stopped and started again on fresh ports: a driver's
+    `ray.init` against a GCS that never comes up does not fail fast but retries for ~14 min
+    (20 tries of ~40 s; seen once in a CI run on a loaded machine)."""
+    for attempt in range(1, attempts + 1):
+        head = RayNode(temp, **kwargs)
+        deadline = time.monotonic() + timeout
+        while head.alive() and not listening(head.port) and time.monotonic() < deadline:
+            time.sleep(0.3)
+        if head.alive() and listening(head.port):
+            return head
+        code = head.process.poll()
+        head.stop()
+        state = f"exited with code {code}" if code is not None else f"not listening after {timeout:.0f} s"
+        print(f"ray head (attempt {attempt} of {attempts}): its GCS {state}; starting it again", file=sys.stderr)
+    raise RuntimeError(f"the Ray head did not come up in {attempts} attempts of {timeout:.0f} s (temp dir {temp})")
 
 
 class RayNode:

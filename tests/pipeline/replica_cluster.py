@@ -9,7 +9,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.scheduler.ray_nodes import RayNode, connect, wait_for
+from tests.scheduler.ray_nodes import RayNode, connect, start_head, wait_for
 
 HOLD_LIMIT_S = 90.0
 
@@ -22,7 +22,7 @@ def head_and_engine_node(monkeypatch, **worker_node):
     import ray
 
     temp = Path(tempfile.mkdtemp(prefix="ptrep-", dir="/tmp"))
-    head = RayNode(temp, include_dashboard="false", **NODE)
+    head = start_head(temp, include_dashboard="false", **NODE)
     nodes = [head]
     try:
         connect(head.port, monkeypatch)

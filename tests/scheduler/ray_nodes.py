@@ -2,11 +2,9 @@
 
 import time
 
-from posttrain.scheduler.local_cluster import FAST_HEALTH_CHECK, ROOT, RayNode, free_port
+from posttrain.scheduler.local_cluster import FAST_HEALTH_CHECK, ROOT, RayNode, free_port, start_head
 
-RayHead = RayNode  # a head is a RayNode started without `head=`
-
-__all__ = ["FAST_HEALTH_CHECK", "ROOT", "RayHead", "RayNode", "connect", "free_port", "start_joined", "wait_for"]
+__all__ = ["FAST_HEALTH_CHECK", "ROOT", "RayNode", "connect", "free_port", "start_head", "start_joined", "wait_for"]
 
 
 def wait_for(condition, what: str, timeout: float = 120.0) -> None:

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from posttrain.cli import app
-from tests.scheduler.ray_nodes import ROOT, RayHead, free_port
+from tests.scheduler.ray_nodes import ROOT, free_port, start_head
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +22,7 @@ def ray_head():
     pytest.importorskip("aiohttp_cors", reason="needs ray[default] (the dashboard serves the job API)")
     temp = Path(tempfile.mkdtemp(prefix="ptray-", dir="/tmp"))
     dashboard = free_port()
-    head = RayHead(
+    head = start_head(
         temp,
         dashboard_port=dashboard,
         include_dashboard="true",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scheduler.ray_nodes import FAST_HEALTH_CHECK, RayNode, connect, start_joined, wait_for
+from tests.scheduler.ray_nodes import FAST_HEALTH_CHECK, connect, start_head, start_joined, wait_for
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
 
@@ -32,7 +32,7 @@ def test_a_run_survives_losing_a_worker_node_and_the_rejoined_node_gets_work(tmp
     from posttrain.pipeline.bench import rollout_with_environment_time, train_one
 
     temp = Path(tempfile.mkdtemp(prefix="ptray-", dir="/tmp"))
-    head = RayNode(temp, include_dashboard="false", env=FAST_HEALTH_CHECK, **NODE)  # no rollout resource
+    head = start_head(temp, include_dashboard="false", env=FAST_HEALTH_CHECK, **NODE)  # no rollout resource
     nodes = [head]
     out = tmp_path / "run"
     rejoined: list[str] = []
