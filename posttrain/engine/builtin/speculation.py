@@ -23,7 +23,11 @@ verdict for its batch size, and does not explore. With such steps following the 
 re-checked choice instead, the fast variant at 16 clients was 0.91-1.09x the standard one in
 process (closed-loop agent turns: benchmarks/speculation_ab.py --arrivals closed, 7 pairs),
 against 1.02-1.25x (median 1.09, 5 pairs) with this rule; never drafting in them did as well
-at 16 clients but worse at 4 (1.12-1.29x against 1.25-1.36x, 3 pairs side by side).
+at 16 clients but worse at 4 (1.12-1.29x against 1.25-1.36x, 3 pairs side by side). At 16
+clients such steps carry 12-15 decoding sequences, a bucket (8-15) that pure decode steps of 16
+rarely measure, so they draft nothing; making them draft there was slower (fast / standard
+1.02-1.56x against 1.07-1.82x, 4 pairs, 2026-12-04): their draft tokens cost ~3 ms each against
+~2.2 ms in a pure decode step, and fewer were accepted.
 
 Measuring alone is not enough at high concurrency: a step's tokens per second rewards extra
 tokens to any sequence, but with a pass costing nearly the same for 1 or 16 sequences a batch
