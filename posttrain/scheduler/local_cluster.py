@@ -50,10 +50,10 @@ def start_head(temp: Path, attempts: int = 3, timeout: float = 60.0, **kwargs) -
     for attempt in range(1, attempts + 1):
         head = RayNode(temp, **kwargs)
         deadline = time.monotonic() + timeout
-        while head.alive() and not listening(head.port) and time.monotonic() < deadline:
+        while head.alive() and time.monotonic() < deadline:
+            if listening(head.port):
+                return head
             time.sleep(0.3)
-        if head.alive() and listening(head.port):
-            return head
         code = head.process.poll()
         head.stop()
         state = f"exited with code {code}" if code is not None else f"not listening after {timeout:.0f} s"
