@@ -1,8 +1,7 @@
 """Real directories for the dashboard's tests, made once per session by the real commands:
-a 2-step training run of tiny-llama with the per-domain monitor, TensorBoard and W&B on, an oracle
+a 2-step training run of tiny-llama with the per-domain monitor, an oracle
 eval of one terminal task, and an inspection of it; and a dashboard server over them."""
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -17,9 +16,7 @@ from tests.conftest import write_tiny_config
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "tasks" / "terminal" / "count-lines"
-# W&B (offline) where it is installed: test_wandb_sink.py reads its files back
-SINKS = '["tensorboard", "wandb"]' if importlib.util.find_spec("wandb") else '["tensorboard"]'
-EXTRA_CONFIG = f"\n[monitor]\nevery = 1\nitems = 4\n\n[logging]\nreport_to = {SINKS}\n"
+EXTRA_CONFIG = "\n[monitor]\nevery = 1\nitems = 4\n"
 
 
 def _posttrain(*args) -> subprocess.Popen:

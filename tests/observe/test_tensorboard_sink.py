@@ -14,9 +14,9 @@ def scalars(directory) -> dict[str, dict[int, float]]:
     return {tag: {e.step: e.value for e in reader.Scalars(tag)} for tag in reader.Tags()["scalars"]}
 
 
-def test_the_event_files_of_a_run_hold_the_values_of_metrics_jsonl(directories):
-    records = [json.loads(line) for line in (directories["run"] / "metrics.jsonl").read_text().splitlines()]
-    found = scalars(directories["run"] / "tensorboard")
+def test_the_event_files_of_a_run_hold_the_values_of_metrics_jsonl(sink_run):
+    records = [json.loads(line) for line in (sink_run / "metrics.jsonl").read_text().splitlines()]
+    found = scalars(sink_run / "tensorboard")
     for key in ("loss", "grad_norm", "entropy", "kl", "reward_mean", "mixture/add/weight", "monitor/add/ci_high"):
         expected = {r["step"]: r[key] for r in records if key in r}
         assert expected and found[key] == pytest.approx(expected, rel=1e-6, abs=1e-7), key

@@ -54,8 +54,8 @@ def _record(raw):
     return record
 
 
-def test_the_offline_wandb_run_holds_the_config_and_the_values_of_metrics_jsonl(directories):
-    run_dir = directories["run"]
+def test_the_offline_wandb_run_holds_the_config_and_the_values_of_metrics_jsonl(sink_run):
+    run_dir = sink_run
     [wandb_file] = (run_dir / "wandb").glob("offline-run-*/run-*.wandb")
     history, run = {}, None
     for record in wandb_records(wandb_file):
