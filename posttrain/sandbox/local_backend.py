@@ -24,12 +24,17 @@ Limits actually enforced (per process, through rlimits set before the command st
 
 Not enforced: `pids` (RLIMIT_NPROC counts every process of the user, not of the sandbox),
 `cpus`, the workspace total of `disk_mb`, and `allow_network=False` (the network is the
-host's). A command that leaves its process group (`setsid`) escapes the timeout kill.
+host's).
+
+Nothing a command starts outlives it: each command runs under `reaper.py`, a child subreaper
+that, when the command exits or its deadline passes, kills every process below it, those that
+double-forked, called `setsid` or sit in `nohup`/`disown` included (they are re-parented to the
+reaper, not to init). So no process of an agent's is left when the verifier runs.
 
 Exit codes: a timed-out command reports 124 with `timed_out=True` (the `timeout(1)` convention,
 shared by every backend); a command killed by signal N reports 128+N, as a shell would. When a
-command returns, what it left running in its process group is killed, as in the bwrap backend
-where each exec has its own PID namespace.
+command returns, what it left running is killed (see above), as in the bwrap backend where each
+exec has its own PID namespace.
 
 Snapshots are full copies of the four directories under `root/.snapshots/<id>`: correct,
 not fast.
@@ -41,10 +46,12 @@ import errno
 import os
 import posixpath
 import shutil
+import signal
 import stat
+import subprocess
+import sys
 import tempfile
 import threading
-import time
 import uuid
 import warnings
 import weakref
@@ -62,6 +69,24 @@ from posttrain.sandbox.interface import (
     exec_timeout,
 )
 from posttrain.sandbox.process_runner import kill_group, run_bounded
+
+REAPER = Path(__file__).with_name("reaper.py")
+REAPER_GRACE_S = 5.0  # for the reaper to kill and reap what is below it before its group is SIGKILLed
+
+
+def _under_reaper(argv: list[str], rlimits: list[tuple[int, int]]) -> list[str]:
+    return [sys.executable, "-S", "-E", str(REAPER), *(f"{res}:{value}" for res, value in rlimits), "--", *argv]
+
+
+def _stop_reaper(proc: subprocess.Popen) -> None:
+    """The deadline (or close): the reaper kills everything below it, then its group goes."""
+    try:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=REAPER_GRACE_S)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        pass
+    kill_group(proc.pid)
+
 
 _warned = False
 _warn_lock = threading.Lock()
@@ -124,23 +149,6 @@ def _make_rlimits(spec: SandboxSpec) -> list[tuple[int, int]]:
     return out
 
 
-def _preexec(rlimits: list[tuple[int, int]]):
-    if not rlimits:
-        return None
-    import resource
-
-    setrlimit = resource.setrlimit
-
-    def apply() -> None:  # runs in the child between fork and exec: no imports, no allocation to speak of
-        for res, value in rlimits:
-            try:
-                setrlimit(res, (value, value))
-            except (ValueError, OSError):
-                pass
-
-    return apply
-
-
 class LocalSandbox(AsyncSandboxMixin):
     """A sandbox that is a temp directory and plain subprocesses; see the module docstring for
     what it does and does not enforce."""
@@ -160,7 +168,7 @@ class LocalSandbox(AsyncSandboxMixin):
         self._shell = shutil.which("bash") or shutil.which("sh") or "/bin/sh"
         self._rlimits = _make_rlimits(self.spec)
         self._lock = threading.RLock()
-        self._running: set[int] = set()  # process groups of execs in flight
+        self._running: set[subprocess.Popen] = set()  # the reapers of execs in flight
         self._closed = False
         self.root = Path(tempfile.mkdtemp(prefix=f"posttrain-local-{self.id}-"))
         self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.root), True)
@@ -241,34 +249,27 @@ class LocalSandbox(AsyncSandboxMixin):
             raise SandboxError(f"workdir {workdir or self.spec.workdir} is not a directory in sandbox {self.id}")
         data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
 
-        pids: list[int] = []
+        procs: list[subprocess.Popen] = []
 
         def track(proc) -> None:  # close() from another thread kills what is in flight
-            pids.append(proc.pid)
+            procs.append(proc)
             with self._lock:
-                self._running.add(proc.pid)
+                self._running.add(proc)
 
-        started = time.monotonic()
         try:
             raw = run_bounded(
-                argv,
+                _under_reaper(argv, self._rlimits),
                 self._environment(env),
                 data,
                 timeout_s,
                 self.spec.limits.output_bytes,
-                kill_tree=lambda proc: kill_group(proc.pid),
+                kill_tree=_stop_reaper,
                 cwd=cwd,
-                preexec_fn=_preexec(self._rlimits),
                 on_start=track,
-            )
-        except (FileNotFoundError, PermissionError) as exc:
-            code = 127 if isinstance(exc, FileNotFoundError) else 126
-            return ExecResult(
-                exit_code=code, stdout="", stderr=f"{argv[0]}: {exc.strerror}\n", duration_s=time.monotonic() - started
             )
         finally:
             with self._lock:
-                self._running.difference_update(pids)
+                self._running.difference_update(procs)
         return ExecResult(
             exit_code=exit_code_of(raw.returncode, raw.timed_out),
             stdout=raw.stdout.decode("utf-8", errors="replace"),
@@ -354,8 +355,8 @@ class LocalSandbox(AsyncSandboxMixin):
                 return
             self._closed = True
             running = list(self._running)
-        for pgid in running:
-            kill_group(pgid)
+        for proc in running:
+            _stop_reaper(proc)
         _rmtree(self.root)
         self._finalizer.detach()
 

@@ -1,6 +1,7 @@
 """The verifier in a real sandbox: one command copies the tests in and runs test.sh, another
 reads the reward; what test.sh prints cannot stand in for the reward files, output past the
-capture limit still gets its reward read, and a test.sh killed before it finished gives none."""
+capture limit still gets its reward read, a test.sh killed before it finished gives none, and a
+writer the agent left behind plants nothing."""
 
 from posttrain.agent.task_sandbox import build_task_environment, open_task_sandbox
 from posttrain.agent.verifier import run_verifier
@@ -78,3 +79,14 @@ def test_a_test_sh_killed_before_it_finished_gives_no_reward(tmp_path, needs_bwr
     assert reward.details["exit_code"] == 137 and "killed by signal 9" in reward.details["error"]
     honest = _verify(task, "echo 42 > /app/out.txt; echo true > /app/prog.sh")
     assert honest.passed
+
+
+def test_a_writer_the_agent_left_behind_plants_no_reward(tmp_path, needs_bwrap):
+    """The agent's last command leaves a detached loop writing a passing reward (double fork,
+    setsid, nohup); test.sh writes none. Were the loop alive, the reward read after test.sh
+    would be its 1."""
+    task = _task(tmp_path, "sleep 0.3\nexit 1\n")
+    writer = "while :; do mkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt; sleep 0.01; done"
+    attack = f"( setsid nohup bash -c '{writer}' >/dev/null 2>&1 & ) ; echo left"
+    reward = _verify(task, attack)
+    assert not reward.passed and reward.value == 0.0 and reward.details["reward_file"] is None
