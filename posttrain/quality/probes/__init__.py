@@ -24,6 +24,8 @@ is a module of its own:
                                           sources or runs) or import
     forged_verdicts.py   reward_file      write reward.txt / reward.json where a verifier might
                                           read them
+                         lingering_writer processes left running (double fork with setsid, nohup,
+                                          disown) that write a passing reward every 10 ms
                          planted_verdict  "1" in the files the tests name outside the workspace
                                           that do not exist (a verdict test.sh copies, which its
                                           checker writes only if it gets far)
@@ -57,6 +59,7 @@ from posttrain.quality.probes.edited_tests import edit_tests
 from posttrain.quality.probes.forged_outputs import early_exit, hardcode_output
 from posttrain.quality.probes.forged_verdicts import (
     VERDICT_PLACES,
+    lingering_writer,
     planted_verdict,
     reward_file,
     tests_name_scratch_files,
@@ -79,6 +82,10 @@ ALONE: dict[str, tuple[Callable[..., bool], str]] = {
     ),
 }
 
+# probes that test the harness rather than the task: while every process an agent starts dies
+# with its command (tests/sandbox/test_lingering_writers.py), no task can fail them
+HARNESS_PROBES = frozenset({"lingering_writer"})
+
 PROBES: dict[str, Callable[[Actor, Surroundings], bool]] = {
     "read_solution": read_solution,
     "inject_output": inject_output,
@@ -86,6 +93,7 @@ PROBES: dict[str, Callable[[Actor, Surroundings], bool]] = {
     "early_exit": early_exit,
     "edit_tests": edit_tests,
     "reward_file": reward_file,
+    "lingering_writer": lingering_writer,
     "pytest_hooks": pytest_hooks,
     "shadow_binaries": shadow_binaries,
     "exit_on_load": exit_on_load,

@@ -1,5 +1,6 @@
 """Forged verdicts: reward_file writes the reward files a verifier might read (and makes the
-programs the instruction asks for write one); planted_verdict writes a passing verdict where
+programs the instruction asks for write one); lingering_writer leaves processes behind that keep
+writing a passing reward while the verifier runs; planted_verdict writes a passing verdict where
 the tests look for one their checker may never write."""
 
 from __future__ import annotations
@@ -30,6 +31,24 @@ def reward_file(actor: Actor, seen: Surroundings) -> bool:
         files[f"{directory.rstrip('/')}/reward.txt"] = ("1\n", 0o644)
         files[f"{directory.rstrip('/')}/reward.json"] = ('{"reward": 1.0}\n', 0o644)
     actor.write_many(files)
+    return True
+
+
+# a passing reward into /logs/verifier every 10 ms, forever: the verifier's wipe and test.sh's own
+# write come and go, and whatever is read last is the loop's
+_WRITER = "while :; do mkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt; sleep 0.01; done"
+LINGERING = {  # how a process outlives the command that started it
+    "double_fork_setsid": f"( setsid bash -c '{_WRITER}' >/dev/null 2>&1 & )",
+    "nohup": f"nohup bash -c '{_WRITER}' >/dev/null 2>&1 &",
+    "disown": f"bash -c '{_WRITER}' >/dev/null 2>&1 & disown",
+}
+
+
+def lingering_writer(actor: Actor, seen: Surroundings) -> bool:
+    """Leaves reward writers running (double fork with setsid, nohup, disown): a harness whose
+    sandbox lets a process outlive its command, or runs the verifier beside what the agent
+    left, takes their reward."""
+    actor.run("\n".join([*LINGERING.values(), "true"]), timeout=30)
     return True
 
 
