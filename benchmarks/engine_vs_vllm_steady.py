@@ -19,7 +19,8 @@ with --concurrency in flight, after a warm-up and on an empty prefix cache; the 
 reversed every other repeat, and the report gives each arm's output tokens/s and the ratios of
 their medians, and whether every arm produced the same tokens.
 
-    OMP_NUM_THREADS=1 python benchmarks/engine_vs_vllm_steady.py --repeats 2 --out docs/engine_vs_vllm_steady.json
+    OMP_NUM_THREADS=1 python benchmarks/engine_vs_vllm_steady.py --arms posttrain,posttrain-compiled,vllm --repeats 2 \\
+        --out benchmarks/results/engine_vs_vllm_steady.json
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Joint training against sequential training, adaptive mixtures against uniform, and an induced
 seesaw with the monitor's reaction (issue 21), on SmolLM2-135M with the builtin engine.
 
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/joint_training.py --out docs/joint_training.json [--size full]
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/joint_training.py [--size full] \\
+        --out benchmarks/results/joint_training.json
 
 Three experiments, each a set of `posttrain train` runs (subprocesses) in --work:
 

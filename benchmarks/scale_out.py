@@ -15,7 +15,7 @@ Ray's own health-check settings are used (what a user gets). The recovery figure
 from the SIGKILL: until the scheduler saw the workers die (`death_noticed_s`), until the next
 rollout finished (`next_rollout_s`), until the next training step (`next_step_s`).
 
-    python benchmarks/scale_out.py [--size tiny|small] --out docs/scale_out.json
+    python benchmarks/scale_out.py [--size tiny|small] --out benchmarks/results/scale_out.json
 
 Each placement runs twice, in the order one, two, two, one; `steps_per_hour` is their mean,
 `steps_per_hour_after_first` the same without each run's first step (new actors import torch).

@@ -9,7 +9,7 @@ the same items (posttrain.evaluate.statistics), and output tokens/s of each arm'
 replies to the eval, relative to standard's. The arms run back to back; the machine's load is
 recorded with each.
 
-    OMP_NUM_THREADS=1 python benchmarks/serve_int8.py --out docs/serve_int8.json
+    OMP_NUM_THREADS=1 python benchmarks/serve_int8.py --out benchmarks/results/serve_int8.json
 """
 
 from __future__ import annotations

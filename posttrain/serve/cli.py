@@ -163,7 +163,7 @@ def bench_command(
     fast/vllm-ngram ratios (medians of the per-repeat ratios) are reported.
 
     \b
-    Example: posttrain serve bench --out docs/serve_bench.json
+    Example: posttrain serve bench --out benchmarks/results/serve_bench.json
     """
     from posttrain.serve.bench import Settings, run_benchmark
 
