@@ -1,13 +1,19 @@
 """The Harbor verifier: after the agent stops, copy the task's tests/ into /tests, run
 tests/test.sh, and read the reward from /logs/verifier/reward.txt (a float) or reward.json.
 
-The agent never sees the tests, and whatever it left in /tests or /logs/verifier is wiped
-first, so it cannot plant a reward; tools and Python startup hooks it planted in system
-directories are dropped (verifier_guard.py)."""
+The agent never sees the tests, and cannot plant a reward: every process it started is gone
+before test.sh runs (each sandbox command runs in its own PID namespace under bwrap, under a
+subreaper in the local backend); under bwrap /logs/verifier is a fresh directory mounted for
+test.sh's command alone and read on the host, a place the agent's commands never had mounted;
+elsewhere whatever the agent left in /tests or /logs/verifier is wiped first. Tools and Python
+startup hooks it planted in system directories are dropped (verifier_guard.py)."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import stat
 import time
 from pathlib import Path
 
@@ -16,14 +22,16 @@ from posttrain.sandbox.exit_status import killing_signal
 from posttrain.sandbox.interface import DEFAULT_PATH, SandboxError, directory_tar
 from posttrain.tasks.records import Reward, Task
 
-REWARD_TXT = "/logs/verifier/reward.txt"
-REWARD_JSON = "/logs/verifier/reward.json"
+VERDICT_DIR = "/logs/verifier"
+REWARD_TXT = f"{VERDICT_DIR}/reward.txt"
+REWARD_JSON = f"{VERDICT_DIR}/reward.json"
+_REWARD_BYTES = 100_000  # read of each reward file
 _TAIL = 2000
 HARNESS_ENV = {"PATH": DEFAULT_PATH}  # the harness's own commands never look up the agent's PATH
 _MARK = "==posttrain-reward-file=="
 _READ_REWARD_FILES = (
     f'for f in {REWARD_TXT} {REWARD_JSON}; do if [ -f "$f" ]; then echo "{_MARK} $f"; '
-    'head -c 100000 "$f"; echo; fi; done'
+    f'head -c {_REWARD_BYTES} "$f"; echo; fi; done'
 )
 COPY_ALLOWANCE_S = 5  # the tests' copy, beside test.sh's own limit, in the same command
 
@@ -32,33 +40,43 @@ def run_verifier(task: Task, sandbox, workdir: str | None = None, wipe_reward: b
     """`wipe_reward=False` leaves whatever the agent wrote in /logs/verifier (the quality
     inspector asks whether a task's own test.sh overwrites a planted reward).
 
-    Two sandbox commands: the tests' copy and test.sh (the copy's shell execs test.sh, so the
-    command's status is test.sh's own, which nothing inside the sandbox can forge), then the
-    reward files, after the sandbox has killed whatever test.sh left running. A test.sh killed
+    The tests' copy and test.sh are one sandbox command (the copy's shell execs test.sh, so the
+    command's status is test.sh's own, which nothing inside the sandbox can forge); the reward
+    files are read after the sandbox has killed whatever test.sh left running, on the host from
+    test.sh's private /logs/verifier under bwrap, else by a command of their own. A test.sh killed
     by a signal gives no reward: code it ran (the agent's) could have written a passing
     reward and killed it before it wrote its own."""
     tests = Path(task.metadata["tests_dir"])
     started = time.perf_counter()
     dropped: list[str] = []
+    verdicts = None
     try:
         spec_env = getattr(getattr(sandbox, "spec", None), "env", None) or {}
         dropped = guard_toolchain(sandbox, spec_env.get("PATH"))
+        verdicts = _private_verdict_dir(sandbox) if wipe_reward else None
         result = sandbox.exec(
-            ["/bin/sh", "-c", _verifier_script(wipe_reward)],
+            ["/bin/sh", "-c", _verifier_script(wipe_reward and verdicts is None)],
             timeout=task.limits.verifier_timeout_s + COPY_ALLOWANCE_S,
             stdin=directory_tar(tests),
             env={**VERIFIER_ENV, **(task.metadata.get("verifier_env") or {})},
             workdir=workdir or (task.environment.workdir if task.environment else "/app"),
+            **({"binds": {VERDICT_DIR: verdicts}} if verdicts else {}),
         )
         if result.exit_code == COPY_FAILED:
             raise SandboxError(f"could not copy the tests in: {result.stderr.strip()[-500:]}")
-        files = _reward_files(sandbox) if not result.timed_out else {}
+        if result.timed_out:
+            files = {}
+        else:
+            files = _reward_files_on_host(verdicts) if verdicts else _reward_files(sandbox)
     except (SandboxError, OSError) as exc:
         return Reward(
             value=0.0,
             passed=False,
             details={"error": f"the verifier could not run: {exc}", "duration_s": time.perf_counter() - started},
         )
+    finally:
+        if verdicts:
+            shutil.rmtree(verdicts, ignore_errors=True)
     details = {
         "exit_code": result.exit_code,
         "timed_out": result.timed_out,
@@ -115,6 +133,35 @@ def _reward_files(sandbox) -> dict[str, str]:
             found[current] = ""
         elif current is not None:
             found[current] += line + "\n"
+    return found
+
+
+def _private_verdict_dir(sandbox):
+    """A fresh host directory to mount at /logs/verifier for test.sh alone, where the backend
+    has them (bwrap); the agent's /logs/verifier is removed first so nothing of it (a file, a
+    link) stands where the mount goes."""
+    if not hasattr(sandbox, "private_dir"):
+        return None
+    cleared = sandbox.exec(
+        ["/bin/sh", "-c", f"rm -rf {VERDICT_DIR} && mkdir -p {VERDICT_DIR}"], timeout=60, workdir="/", env=HARNESS_ENV
+    )
+    if not cleared.ok:
+        raise SandboxError(f"could not clear {VERDICT_DIR}: {cleared.stderr.strip()[-500:]}")
+    return sandbox.private_dir()
+
+
+def _reward_files_on_host(directory) -> dict[str, str]:
+    """The reward files test.sh left in its private verdict directory: regular files only (a
+    link is never followed on the host), at most _REWARD_BYTES of each."""
+    found: dict[str, str] = {}
+    for path in (REWARD_TXT, REWARD_JSON):
+        try:
+            fd = os.open(directory / path.rsplit("/", 1)[1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        with os.fdopen(fd, "rb") as file:
+            if stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                found[path] = file.read(_REWARD_BYTES).decode("utf-8", errors="replace") + "\n"
     return found
 
 

@@ -104,8 +104,10 @@ class BwrapSandbox(AsyncSandboxMixin):
 
     # ---- commands -------------------------------------------------------------------------
 
-    def exec(self, cmd, timeout=None, stdin=None, env=None, workdir=None) -> ExecResult:
-        raw, oom = self._run(cmd, timeout, stdin, env, workdir, self.spec.limits.output_bytes)
+    def exec(self, cmd, timeout=None, stdin=None, env=None, workdir=None, binds=None) -> ExecResult:
+        """`binds` ({sandbox path: host directory}) are mounted for this command only, over what
+        the workspace holds there (a `private_dir()` the sandbox's other commands never see)."""
+        raw, oom = self._run(cmd, timeout, stdin, env, workdir, self.spec.limits.output_bytes, binds)
         return ExecResult(
             exit_code=exit_code_of(raw.returncode, raw.timed_out, oom),
             stdout=raw.stdout.decode("utf-8", errors="replace"),
@@ -117,7 +119,7 @@ class BwrapSandbox(AsyncSandboxMixin):
             stderr_truncated=raw.stderr_truncated,
         )
 
-    def _run(self, cmd, timeout, stdin, env, workdir, output_limit) -> tuple[RawResult, bool]:
+    def _run(self, cmd, timeout, stdin, env, workdir, output_limit, binds=None) -> tuple[RawResult, bool]:
         if self._closed:
             raise SandboxError(f"sandbox {self.id} is closed")
         argv = command_argv(cmd)
@@ -126,7 +128,7 @@ class BwrapSandbox(AsyncSandboxMixin):
         oom_before = self.cgroup.oom_kills()
         with self._lock:  # one mount of the stack at a time: overlayfs forbids a shared upper
             raw = run_bounded(
-                self._launcher(argv, workdir or self.spec.workdir),
+                self._launcher(argv, workdir or self.spec.workdir, binds),
                 env=self._environment(env),
                 stdin=data,
                 timeout_s=exec_timeout(timeout, limits),
@@ -172,7 +174,15 @@ class BwrapSandbox(AsyncSandboxMixin):
         env.update(extra or {})
         return env
 
-    def _launcher(self, argv: list[str], workdir: str) -> list[str]:
+    def private_dir(self) -> Path:
+        """A new empty host directory for `exec(binds=...)`, beside the overlay's layers on the
+        sandbox's own storage (its tmpfs counts it against disk_mb) and removed with it: what a
+        command writes there is read on the host, from a place no other command had mounted."""
+        directory = self.workspace.rw / f"private-{uuid.uuid4().hex[:8]}"
+        directory.mkdir(mode=0o700)
+        return directory
+
+    def _launcher(self, argv: list[str], workdir: str, binds: dict[str, Path] | None = None) -> list[str]:
         limits = self.spec.limits
         mounts = self.workspace.mounts()
         merged = self.workspace.merged
@@ -203,6 +213,8 @@ class BwrapSandbox(AsyncSandboxMixin):
         for name in OVERLAY_DIRS:
             if self.spec.rootfs is None or (self.spec.rootfs / name).is_dir():  # a read-only rootfs has no mkdir
                 bwrap += ["--bind", str(merged / name), f"/{name}"]
+        for target, host in (binds or {}).items():
+            bwrap += ["--bind", str(host), target]
         bwrap += ["--chdir", workdir, "--", *argv]
         procs = [str(f) for f in self.cgroup.procs_files]
         pairs = [str(part) for options, target in mounts for part in (options, target)]

@@ -90,3 +90,29 @@ def test_a_writer_the_agent_left_behind_plants_no_reward(tmp_path, needs_bwrap):
     attack = f"( setsid nohup bash -c '{writer}' >/dev/null 2>&1 & ) ; echo left"
     reward = _verify(task, attack)
     assert not reward.passed and reward.value == 0.0 and reward.details["reward_file"] is None
+
+
+def test_test_sh_writes_its_reward_where_no_agent_command_had_it_mounted(tmp_path, needs_bwrap):
+    """/logs/verifier is a fresh host directory mounted for test.sh's command alone: what the
+    agent left there (here a link to its own passing reward) is gone, test.sh's reward is read
+    on the host, and nothing of it stays in the sandbox."""
+    task = _task(tmp_path, "cat /logs/verifier/* 2>/dev/null; echo 0.5 > /logs/verifier/reward.txt\n")
+    built = build_task_environment(task)
+    sandbox = open_task_sandbox(task, None, built)
+    try:
+        planted = "mkdir -p /app/mine && echo 1 > /app/mine/reward.txt && rm -rf /logs/verifier"
+        assert sandbox.exec(["bash", "-c", f"{planted} && ln -s /app/mine /logs/verifier"]).ok
+        reward = run_verifier(task, sandbox, built.workdir)
+        assert reward.value == 0.5 and reward.details["stdout_tail"] == ""
+        assert sandbox.exec(["bash", "-c", "ls -A /logs/verifier"]).stdout == ""
+        assert list(sandbox.workspace.rw.glob("private-*")) == []
+    finally:
+        sandbox.close()
+
+
+def test_a_reward_file_that_is_a_link_is_not_followed_on_the_host(tmp_path, needs_bwrap):
+    host_file = tmp_path / "host-reward.txt"
+    host_file.write_text("1\n")
+    task = _task(tmp_path, f"ln -s {host_file} /logs/verifier/reward.txt\n")
+    reward = _verify(task)
+    assert reward.value == 0.0 and reward.details["reward_file"] is None
