@@ -379,6 +379,8 @@ def _finish(episode: _Episode) -> None:
             trajectory.verifier_s = time.perf_counter() - started
             if trajectory.reward.details.get("timed_out"):
                 trajectory.failure_mode = trajectory.failure_mode or "verifier_timeout"
+            elif trajectory.reward.details.get("verifier_ran") is False:
+                trajectory.failure_mode = trajectory.failure_mode or "verifier_unavailable"
             elif trajectory.reward.details.get("error") and trajectory.reward.details.get("reward_file") is None:
                 trajectory.failure_mode = trajectory.failure_mode or "verifier_error"
         if not trajectory.reward.passed and trajectory.failure_mode is None:

@@ -38,6 +38,11 @@ class TurnRecord:
     events: list[str] = field(default_factory=list)
 
 
+# failure modes that measured the infrastructure, not the policy: the sandbox died or could not
+# start, the verifier could not run. Training leaves such episodes out of their group's statistics.
+INFRA_FAILURES = frozenset({"sandbox_died", "environment_error", "verifier_unavailable"})
+
+
 @dataclass
 class Trajectory:
     task_id: str
@@ -53,6 +58,10 @@ class Trajectory:
     context_events: list[dict] = field(default_factory=list)
     error: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def infra_failed(self) -> bool:
+        return self.failure_mode in INFRA_FAILURES
 
     @property
     def prompt_tokens(self) -> int:

@@ -72,7 +72,11 @@ def run_verifier(task: Task, sandbox, workdir: str | None = None, wipe_reward: b
         return Reward(
             value=0.0,
             passed=False,
-            details={"error": f"the verifier could not run: {exc}", "duration_s": time.perf_counter() - started},
+            details={
+                "error": f"the verifier could not run: {exc}",
+                "verifier_ran": False,
+                "duration_s": time.perf_counter() - started,
+            },
         )
     finally:
         if verdicts:

@@ -25,6 +25,7 @@ PANELS: list[tuple[str, tuple[str, ...]]] = [
     ("Step time by phase (s)", (r"step_s", r"rollout_s", r"train_time_s", r"trainer_wait_s")),
     ("Idle share", (r"trainer_idle_frac", r"rollout_idle_frac")),
     ("Scheduler", (r"scheduler/(workers|retries|failed|worker_deaths|preemptions)",)),
+    ("Episodes left out (infrastructure failures)", (r"episodes_masked", r"masked/.+")),
     ("Mixture weights", (r"mixture/[^/]+/weight",)),
     ("Token share per domain", (r"mixture/[^/]+/token_share",)),
     ("Gradient conflict (cosine)", (r"conflict/.+/(cosine|min_group_cosine)",)),

@@ -51,7 +51,7 @@ def failure_category(trajectory: Trajectory) -> str | None:
         return "budget_exhausted"
     if mode in ("verifier_timeout", "context_overflow"):
         return mode
-    if mode == "verifier_error":
+    if mode in ("verifier_error", "verifier_unavailable"):
         return "verifier_failed"
     if mode in ("sandbox_died", "environment_error"):
         return "sandbox_error"

@@ -23,6 +23,14 @@ class RolloutGroup:
     trainer_values: list[tuple[list[float], list[float] | None] | None] | None = None
     served_by: str = ""  # the engine replica that generated it ("SLOT@NODE"), with [engine] replicas
 
+    @property
+    def valid(self) -> list[bool]:
+        """Per completion, whether it counts in the group's statistics: an answer always does."""
+        return [True] * len(self.completions)
+
+    def masked_reasons(self) -> list[str]:
+        return []
+
     def train_samples(self, advantages: list[float]) -> list[TrainSample]:
         return [
             TrainSample(c.prompt_token_ids, c.token_ids, c.logprobs, float(a))

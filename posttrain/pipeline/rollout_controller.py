@@ -57,6 +57,7 @@ class RolloutPlan:
     tokenizer: str
     system_prompt: str | None
     agent: object = None
+    attempts: int = 4  # the scheduler's max_attempts, which each job's last attempt needs to know
 
 
 class RolloutController:
@@ -123,6 +124,7 @@ class RolloutController:
             tokenizer=self.plan.tokenizer,
             system_prompt=self.plan.system_prompt,
             agent=self.plan.agent,
+            attempts=self.plan.attempts,
         )
 
     def _next_engine(self) -> EngineClient | ReplicaClient:

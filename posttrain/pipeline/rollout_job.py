@@ -22,9 +22,10 @@ from posttrain.scheduler.job import JobContext, Preempted
 from posttrain.tasks.records import Task
 
 
-class SandboxDied(RuntimeError):
-    """An episode's sandbox died under it: the group is not a fair sample, so the job fails
-    and the scheduler runs it again."""
+class InfraFailed(RuntimeError):
+    """An episode measured the infrastructure, not the policy (its sandbox died or never started,
+    its verifier could not run): the group is not a fair sample, so the job fails and the
+    scheduler runs it again, while attempts are left."""
 
 
 @dataclass(frozen=True)
@@ -55,14 +56,19 @@ class RolloutJob:
     tokenizer: str  # model spec the tokenizer comes from
     system_prompt: str | None = None
     agent: AgentConfig | None = None
+    attempts: int = 4  # the scheduler's max_attempts: the last one keeps what it got
 
 
-def raise_if_sandbox_died(group) -> None:
-    """An episode whose sandbox died measured the infrastructure, not the policy: fail the job
-    (the scheduler runs the whole group again, elsewhere) instead of training on it."""
-    died = [t for t in group.trajectories if t.failure_mode == "sandbox_died"]
-    if died:
-        raise SandboxDied(f"task {group.task.id}: a sandbox died mid-episode ({died[0].error or 'no detail'})")
+def raise_if_infra_failed(group, attempt: int, attempts: int) -> None:
+    """Fail the job (the scheduler runs the whole group again, elsewhere) when an episode
+    measured the infrastructure, unless this is the last attempt: then the group comes back
+    and those episodes are left out of its statistics (step_scoring)."""
+    failed = [t for t in group.trajectories if t.infra_failed]
+    if failed and attempt < attempts:
+        raise InfraFailed(
+            f"task {group.task.id}: {failed[0].failure_mode} in {len(failed)} of {len(group.trajectories)} "
+            f"episodes ({(failed[0].error or 'no detail')[:300]}); attempt {attempt} of {attempts}"
+        )
 
 
 @lru_cache(maxsize=4)
@@ -80,7 +86,7 @@ def run_rollout_job(job: RolloutJob, ctx: JobContext):
         agent = job.agent or AgentConfig()
         params = replace(job.params, n=1, max_tokens=agent.reply_tokens, seed=None)
         (group,) = run_terminal_groups(engine, tokenizer, [job.task], job.params.n, params, agent, seed=job.seed)
-        raise_if_sandbox_died(group)
+        raise_if_infra_failed(group, ctx.attempt, job.attempts)
     else:
         (group,) = generate_groups(
             engine, tokenizer, [job.task], job.params, job.system_prompt, seed_for_slot=lambda _: job.seed

@@ -124,6 +124,7 @@ class ScheduledRollouts:
                 config.model.name,
                 config.rollout.system_prompt,
                 config.agent,
+                config.scheduler.max_attempts,
             )
             self.controller = RolloutController(
                 plan,

@@ -4,12 +4,21 @@ and the rows stored in trajectories.sqlite. Part of every step of the driver."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import torch
 
 from posttrain.config import RunConfig
 from posttrain.engine.interface import SamplingParams
 from posttrain.pipeline.rollout import RolloutGroup
-from posttrain.rl import grpo_advantages, informative_groups, reinforce_pp_advantages, rloo_advantages
+from posttrain.rl import (
+    grpo_advantages,
+    informative_groups,
+    masked_group_advantages,
+    masked_reinforce_pp_advantages,
+    reinforce_pp_advantages,
+    rloo_advantages,
+)
 
 
 def sampling_params(config: RunConfig) -> SamplingParams:
@@ -31,11 +40,10 @@ def compute_advantages(config: RunConfig, rewards: torch.Tensor) -> torch.Tensor
     return reinforce_pp_advantages(rewards)
 
 
-def score_step(config: RunConfig, groups: list[RolloutGroup]):
-    """(metrics record, training samples, advantages [groups x samples])."""
-    rewards = torch.tensor([g.reward_values for g in groups], dtype=torch.float32)
+def group_advantages(config: RunConfig, rewards: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(advantages [G, n], kept groups [G]) when every sample counts."""
     keep = (
-        informative_groups(rewards) if config.algorithm.dynamic_sampling else torch.ones(len(groups), dtype=torch.bool)
+        informative_groups(rewards) if config.algorithm.dynamic_sampling else torch.ones(len(rewards), dtype=torch.bool)
     )
     advantages = torch.zeros_like(rewards)
     if bool(keep.any()):
@@ -44,20 +52,58 @@ def score_step(config: RunConfig, groups: list[RolloutGroup]):
         else:
             advantages = compute_advantages(config, rewards)
             advantages[~keep] = 0.0
+    return advantages, keep
+
+
+def advantages_without_invalid(
+    config: RunConfig, rewards: torch.Tensor, valid: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(advantages, kept groups) as if the invalid samples had never been drawn: each group
+    re-normalised over its valid samples, a group left with fewer than two dropped."""
+    keep = valid.sum(dim=1) >= 2
+    if config.algorithm.dynamic_sampling:
+        keep &= informative_groups(rewards, valid=valid)
+    mask = valid & keep.unsqueeze(1)
+    algo = config.algorithm
+    if algo.advantage == "reinforce_pp":
+        advantages = masked_reinforce_pp_advantages(rewards, mask)
+    else:
+        per_group = (
+            (lambda r: grpo_advantages(r, normalize_std=algo.normalize_std))
+            if algo.advantage == "grpo"
+            else rloo_advantages
+        )
+        advantages = masked_group_advantages(rewards, mask, per_group)
+    return advantages, keep
+
+
+def score_step(config: RunConfig, groups: list[RolloutGroup]):
+    """(metrics record, training samples, advantages [groups x samples]). Samples a group marks
+    invalid (episodes that measured the infrastructure) are left out of everything: the
+    advantages, the samples and the reward metrics are those of the step without them."""
+    rewards = torch.tensor([g.reward_values for g in groups], dtype=torch.float32)
+    valid = torch.tensor([g.valid for g in groups], dtype=torch.bool).reshape(rewards.shape)
+    if bool(valid.all()):
+        advantages, keep = group_advantages(config, rewards)
+    else:
+        advantages, keep = advantages_without_invalid(config, rewards, valid)
     samples = [sample for gi, g in enumerate(groups) if keep[gi] for sample in g.train_samples(advantages[gi].tolist())]
+    counted = int(valid.sum())
+    counted_rewards = rewards if counted == rewards.numel() else rewards[valid]
     record: dict = {
-        "reward_mean": float(rewards.mean()),
-        "pass_rate": sum(r.passed for g in groups for r in g.rewards) / max(rewards.numel(), 1),
+        "reward_mean": float(counted_rewards.mean()) if counted else 0.0,
+        "pass_rate": sum(r.passed for g in groups for r, ok in zip(g.rewards, g.valid) if ok) / max(counted, 1),
         "groups_kept": int(keep.sum()),
         "groups": len(groups),
         "completion_len_mean": sum(g.generated_tokens() for g in groups) / max(rewards.numel(), 1),
         "truncated_fraction": sum(g.truncated() for g in groups) / max(rewards.numel(), 1),
     }
     record.update(reward_function_metrics([r for g in groups for r in g.rewards]))
+    record.update(masked_metrics([reason for g in groups for reason in g.masked_reasons()]))
     by_domain: dict[str, list[float]] = {}
     for g in groups:
-        by_domain.setdefault(g.task.domain, []).extend(g.reward_values)
-    record.update({f"reward/{d}": sum(v) / len(v) for d, v in sorted(by_domain.items())})
+        by_domain.setdefault(g.task.domain, []).extend(v for v, ok in zip(g.reward_values, g.valid) if ok)
+    record.update({f"reward/{d}": sum(v) / len(v) for d, v in sorted(by_domain.items()) if v})
     tokens: dict[str, int] = {}
     for gi, g in enumerate(groups):
         if keep[gi]:  # what the trainer trains on
@@ -65,6 +111,15 @@ def score_step(config: RunConfig, groups: list[RolloutGroup]):
     total = sum(tokens.values()) or 1
     record.update({f"mixture/{d}/token_share": tokens.get(d, 0) / total for d in sorted(by_domain)})
     return record, samples, advantages
+
+
+def masked_metrics(reasons: list[str]) -> dict[str, float]:
+    """`episodes_masked` and `masked/<failure mode>`: the step's episodes left out because they
+    measured the infrastructure (recorded only on steps that had any)."""
+    if not reasons:
+        return {}
+    counts = Counter(reasons)
+    return {"episodes_masked": float(len(reasons)), **{f"masked/{k}": float(v) for k, v in sorted(counts.items())}}
 
 
 def reward_function_metrics(rewards) -> dict[str, float]:

@@ -33,9 +33,20 @@ class EpisodeGroup:
     def reward_values(self) -> list[float]:
         return [r.value for r in self.rewards]
 
+    @property
+    def valid(self) -> list[bool]:
+        """Per episode, False where it measured the infrastructure (INFRA_FAILURES), not the policy."""
+        return [not t.infra_failed for t in self.trajectories]
+
+    def masked_reasons(self) -> list[str]:
+        return [t.failure_mode for t in self.trajectories if t.infra_failed]
+
     def train_samples(self, advantages: list[float]) -> list[TrainSample]:
+        """Every valid episode's training sequences; an infra-failed one gives none."""
         samples = []
         for trajectory, advantage in zip(self.trajectories, advantages):
+            if trajectory.infra_failed:
+                continue
             for segment in training_segments(trajectory.turns):
                 samples.append(
                     TrainSample(

@@ -1,6 +1,12 @@
 """RL post-training algorithms as small pure torch functions."""
 
-from posttrain.rl.advantages import grpo_advantages, reinforce_pp_advantages, rloo_advantages
+from posttrain.rl.advantages import (
+    grpo_advantages,
+    masked_group_advantages,
+    masked_reinforce_pp_advantages,
+    reinforce_pp_advantages,
+    rloo_advantages,
+)
 from posttrain.rl.aggregation import AGGREGATION_MODES, aggregate
 from posttrain.rl.entropy import entropy_from_logits
 from posttrain.rl.filters import informative_groups
@@ -19,6 +25,8 @@ __all__ = [
     "kl_k1",
     "kl_k3",
     "kl_penalty",
+    "masked_group_advantages",
+    "masked_reinforce_pp_advantages",
     "nll_loss",
     "ppo_clip_loss",
     "reinforce_pp_advantages",

@@ -63,3 +63,39 @@ def reinforce_pp_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.T
         raise ValueError("reinforce_pp_advantages needs at least 2 rewards in the batch")
     centered = rewards - rewards.mean(dim=1, keepdim=True)
     return centered / (centered.std() + eps)
+
+
+def masked_group_advantages(rewards: torch.Tensor, valid: torch.Tensor, group_advantages) -> torch.Tensor:
+    """Advantages as if the invalid samples had never been drawn (episodes that measured the
+    infrastructure, not the policy): each group's from its valid samples alone,
+
+        A[g, valid_g] = group_advantages(r[g, valid_g]),    A[g, ~valid_g] = 0
+
+    `group_advantages` maps [1, k] rewards to [1, k] advantages (grpo_advantages,
+    rloo_advantages); a group needs as many valid samples as it does.
+    """
+    _check_grouped(rewards)
+    advantages = torch.zeros_like(rewards)
+    for g in range(rewards.shape[0]):
+        kept = valid[g].nonzero().squeeze(1)
+        if kept.numel():
+            advantages[g, kept] = group_advantages(rewards[g, kept].unsqueeze(0))[0]
+    return advantages
+
+
+def masked_reinforce_pp_advantages(rewards: torch.Tensor, valid: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """reinforce_pp_advantages over the valid samples alone (groups of unequal size):
+
+    c_i = r_i - mean(r_j : j valid, in i's group)
+    A_i = c_i / (std(c over every valid sample) + eps),    A = 0 where invalid
+    """
+    _check_grouped(rewards)
+    advantages = torch.zeros_like(rewards)
+    rows = [g for g in range(rewards.shape[0]) if valid[g].any()]
+    centered = {g: rewards[g, valid[g]] - rewards[g, valid[g]].mean() for g in rows}
+    if not rows:
+        return advantages
+    scale = torch.cat(list(centered.values())).std() + eps
+    for g in rows:
+        advantages[g, valid[g]] = centered[g] / scale
+    return advantages

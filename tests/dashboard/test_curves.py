@@ -6,7 +6,8 @@ from posttrain.dashboard import curves
 def test_each_key_goes_on_its_panel_with_the_monitor_bands():
     keys = sorted(
         ["loss", "kl", "reward/add", "reward_mean", "monitor/add/accuracy", "monitor/add/ci_low",
-         "monitor/add/ci_high", "mixture/add/weight", "scheduler/retries", "conflict/add|count/cosine", "odd_key"]
+         "monitor/add/ci_high", "mixture/add/weight", "scheduler/retries", "conflict/add|count/cosine", "odd_key",
+         "episodes_masked", "masked/sandbox_died"]
     )  # fmt: skip
     panels = {p["title"]: p for p in curves.panels(keys)}
     assert panels["Reward per domain"]["keys"] == ["reward/add", "reward_mean"]
@@ -14,6 +15,8 @@ def test_each_key_goes_on_its_panel_with_the_monitor_bands():
     held_out = panels["Held-out accuracy per domain (monitor, Wilson 95% CI)"]
     assert held_out["bands"] == [["monitor/add/ci_high", "monitor/add/ci_low"]]
     assert panels["Gradient conflict (cosine)"]["keys"] == ["conflict/add|count/cosine"]
+    masked = panels["Episodes left out (infrastructure failures)"]
+    assert masked["keys"] == ["episodes_masked", "masked/sandbox_died"]
     assert curves.unpanelled(keys) == ["odd_key"]
 
 

@@ -45,6 +45,7 @@ def trajectory(passed=False, mode=None, stop="finish", errors=()):
         ("cost", (), "budget_exhausted"),
         ("verifier_timeout", (), "verifier_timeout"),
         ("verifier_error", (), "verifier_failed"),
+        ("verifier_unavailable", (), "verifier_failed"),
         ("context_overflow", (), "context_overflow"),
         ("sandbox_died", (), "sandbox_error"),
         ("policy_error", (), "engine_error"),

@@ -1,12 +1,13 @@
 """A terminal rollout whose sandbox dies mid-episode fails its job (the scheduler runs the group
-again) instead of being trained on as if the policy had failed."""
+again) instead of being trained on as if the policy had failed; on the last attempt the group
+comes back, the dead episode marked, for the step to leave out."""
 
 import pytest
 
 from posttrain.agent.loop import AgentConfig, run_episodes
 from posttrain.agent.policies import Policy, Reply
 from posttrain.agent.tool_calls import format_call
-from posttrain.pipeline.rollout_job import SandboxDied, raise_if_sandbox_died
+from posttrain.pipeline.rollout_job import InfraFailed, raise_if_infra_failed
 from posttrain.pipeline.terminal_rollout import EpisodeGroup
 from posttrain.scheduler import Executor, Job, RetryPolicy
 from posttrain.scheduler.thread_worker import ThreadWorkerFactory
@@ -33,16 +34,18 @@ def episodes(task, policy, tokenizer):
 
 def test_a_dead_sandbox_fails_the_rollout_and_the_scheduler_retries_it(good_file_task, tokenizer):  # noqa: F811
     died = episodes(good_file_task, KillsItsSandbox(), tokenizer)
-    with pytest.raises(SandboxDied, match="a sandbox died mid-episode"):
-        raise_if_sandbox_died(died)
+    with pytest.raises(InfraFailed, match="sandbox_died in 2 of 2 episodes"):
+        raise_if_infra_failed(died, 1, 2)
+    raise_if_infra_failed(died, 2, 2)  # the last attempt keeps it: the step masks the episodes
+    assert died.valid == [False, False] and died.masked_reasons() == ["sandbox_died", "sandbox_died"]
     healthy = episodes(good_file_task, Finishes(), tokenizer)
-    raise_if_sandbox_died(healthy)  # a wrong answer is the policy's: trained on
+    raise_if_infra_failed(healthy, 1, 2)  # a wrong answer is the policy's: trained on
 
     outcomes = iter([died, healthy])
 
     def rollout(payload, ctx):
         group = next(outcomes)
-        raise_if_sandbox_died(group)
+        raise_if_infra_failed(group, ctx.attempt, 2)
         return group
 
     executor = Executor(ThreadWorkerFactory(rollout), workers=1, retry=RetryPolicy(max_attempts=2, backoff_s=0.01))
@@ -52,4 +55,4 @@ def test_a_dead_sandbox_fails_the_rollout_and_the_scheduler_retries_it(good_file
     finally:
         executor.shutdown()
     assert result.ok and result.value is healthy and result.job.attempts == 1
-    assert "SandboxDied" in result.job.errors[0] and executor.stats.retries == 1
+    assert "InfraFailed" in result.job.errors[0] and executor.stats.retries == 1

@@ -69,3 +69,28 @@ def test_reinforce_pp_constant_group_stays_zero():
     rewards = torch.tensor([[1.0, 0.0], [3.0, 3.0]])
     # centred [[.5, -.5], [0, 0]]; batch var (.25 + .25) / 3 = 1/6, std .408248 -> +-1.224745
     close(reinforce_pp_advantages(rewards), [[1.224745, -1.224745], [0.0, 0.0]])
+
+
+def test_masked_group_advantages_equal_those_of_the_groups_without_the_invalid_samples():
+    from posttrain.rl import masked_group_advantages
+
+    rewards = torch.tensor([[1.0, 0.0, 9.0, 1.0], [0.0, 0.5, 1.0, 9.0]])
+    valid = torch.tensor([[True, True, False, True], [True, True, True, False]])
+    for per_group in (grpo_advantages, rloo_advantages, lambda r: grpo_advantages(r, normalize_std=False)):
+        masked = masked_group_advantages(rewards, valid, per_group)
+        assert torch.equal(masked[0, valid[0]], per_group(torch.tensor([[1.0, 0.0, 1.0]]))[0])
+        assert torch.equal(masked[1, valid[1]], per_group(torch.tensor([[0.0, 0.5, 1.0]]))[0])
+        assert masked[0, 2] == 0 and masked[1, 3] == 0  # the 9s never counted
+
+
+def test_masked_reinforce_pp_equals_the_batch_without_the_invalid_samples():
+    from posttrain.rl import masked_reinforce_pp_advantages
+
+    rewards = torch.tensor([[1.0, 0.0, 9.0, 1.0], [0.0, 0.5, 1.0, 9.0]])
+    valid = torch.tensor([[True, True, False, True], [True, True, True, False]])
+    removed = torch.tensor([[1.0, 0.0, 1.0], [0.0, 0.5, 1.0]])  # each group without its invalid sample
+    masked = masked_reinforce_pp_advantages(rewards, valid)
+    assert torch.allclose(masked[valid].reshape(2, 3), reinforce_pp_advantages(removed), atol=1e-6)
+    everything = torch.ones_like(valid)
+    assert torch.allclose(masked_reinforce_pp_advantages(rewards, everything), reinforce_pp_advantages(rewards))
+    assert torch.equal(masked_reinforce_pp_advantages(rewards, torch.zeros_like(valid)), torch.zeros_like(rewards))
