@@ -540,7 +540,8 @@ class MonitorConfig(_Strict):
     multiplied by reweight_factor at each alarm, up to max_boost, until it recovers); refresh
     (the next refresh_steps steps draw only from the falling domain). Every `conflict_every`
     steps the gradients of the domains' losses on the step's own samples are compared (cosines
-    overall and per module group, into conflicts.jsonl)."""
+    overall and per module group, into conflicts.jsonl), from count sketches of each gradient
+    (`conflict_sketch`) so that a hundred domains fit."""
 
     every: int = Field(0, ge=0, description="steps between per-domain held-out evaluations; 0: off")
     items: int = Field(64, ge=1, description="held-out items per domain in each of them (the first ones)")
@@ -550,6 +551,19 @@ class MonitorConfig(_Strict):
     max_boost: float = Field(8.0, ge=1, description="reweight: the largest multiplier a falling domain gets")
     refresh_steps: int = Field(2, ge=1, description="refresh: steps drawn only from the falling domain")
     conflict_every: int = Field(0, ge=0, description="steps between gradient-conflict measurements; 0: off")
+    conflict_sketch: int = Field(
+        8192,
+        ge=0,
+        description="gradient conflict from count sketches of this width per module group (a power of two; "
+        "cosine error about 1/sqrt(width)) instead of a full gradient copy per domain; 0: exact, full copies",
+    )
+
+    @field_validator("conflict_sketch")
+    @classmethod
+    def _power_of_two(cls, width: int) -> int:
+        if width and width & (width - 1):
+            raise ValueError(f"conflict_sketch must be 0 or a power of two (e.g. 8192), got {width}")
+        return width
 
 
 class LoggingConfig(_Strict):

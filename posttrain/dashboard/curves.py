@@ -28,7 +28,7 @@ PANELS: list[tuple[str, tuple[str, ...]]] = [
     ("Episodes left out (infrastructure failures)", (r"episodes_masked", r"masked/.+")),
     ("Mixture weights", (r"mixture/[^/]+/weight",)),
     ("Token share per domain", (r"mixture/[^/]+/token_share",)),
-    ("Gradient conflict (cosine)", (r"conflict/.+/(cosine|min_group_cosine)",)),
+    ("Gradient conflict (cosine)", (r"conflict/.+/(cosine|min_group_cosine)", r"conflict/min_cosine")),
 ]
 _COMPILED = [(title, [re.compile(p + r"\Z") for p in patterns]) for title, patterns in PANELS]
 

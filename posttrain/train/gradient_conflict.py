@@ -72,9 +72,9 @@ def gradient_cosines(grads: dict[str, dict[str, torch.Tensor]]) -> dict:
 
     pairs = list(combinations(domains, 2))
     return {
-        "overall": {f"{a}|{b}": _cosine(total(a, b), total(a, a), total(b, b)) for a, b in pairs},
+        "overall": {f"{a}|{b}": cosine(total(a, b), total(a, a), total(b, b)) for a, b in pairs},
         "groups": {
-            group: {f"{a}|{b}": _cosine(dot[group][a, b], dot[group][a, a], dot[group][b, b]) for a, b in pairs}
+            group: {f"{a}|{b}": cosine(dot[group][a, b], dot[group][a, a], dot[group][b, b]) for a, b in pairs}
             for group in groups
         },
         "norms": {domain: math.sqrt(total(domain, domain)) for domain in domains},
@@ -106,7 +106,7 @@ def _dot(a: torch.Tensor, b: torch.Tensor) -> float:
     return float(torch.sum(a.detach().float() * b.detach().float(), dtype=torch.float64))
 
 
-def _cosine(dot: float, squared_norm_a: float, squared_norm_b: float) -> float:
+def cosine(dot: float, squared_norm_a: float, squared_norm_b: float) -> float:
     if squared_norm_a == 0.0 or squared_norm_b == 0.0:
         return 0.0
     return max(-1.0, min(1.0, dot / math.sqrt(squared_norm_a * squared_norm_b)))
