@@ -14,7 +14,8 @@ PATIENCE = 3  # steps in a row without an update before the run says so
 
 
 def cannot_learn(config: RunConfig) -> list[str]:
-    """Settings under which no step can update the policy, each with what to change."""
+    """Settings under which no step can update the policy (or a domain's samples never count),
+    each with what to change."""
     algo, rollout = config.algorithm, config.rollout
     found = []
     if rollout.group_size == 1:
@@ -34,6 +35,12 @@ def cannot_learn(config: RunConfig) -> list[str]:
             "rollout.top_k = 1 samples greedily: the samples of a prompt are all the same, their rewards equal "
             "and every advantage 0, so no step updates the policy; set top_k = 0 (off) or above 1"
         )
+    for domain in config.domains:
+        if domain.verifier_weights and not any(domain.verifier_weights):
+            found.append(
+                f"domain {domain.name!r}: verifier_weights are all 0, so every reward is 0 and its groups never "
+                "differ: it teaches nothing; give a verifier a weight above 0"
+            )
     return found
 
 

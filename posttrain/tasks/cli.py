@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -85,6 +86,7 @@ def sources_command(
     from posttrain.tasks.source_catalogue import source_catalogue
 
     catalogue = source_catalogue()
+    width = max(shutil.get_terminal_size().columns, 40)
     if as_json:
         print(json.dumps([asdict(kind) for kind in catalogue], indent=2))
         return
@@ -94,7 +96,7 @@ def sources_command(
             print(
                 textwrap.fill(
                     ", ".join(kind.accepts),
-                    width=100,
+                    width=width,
                     initial_indent="  ",
                     subsequent_indent="  ",
                     break_on_hyphens=False,

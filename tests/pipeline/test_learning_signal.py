@@ -29,6 +29,9 @@ def test_settings_under_which_no_step_can_update_are_named():
     assert "'rloo'" in rloo and "set group_size to 2 or more" in rloo
     (greedy,) = cannot_learn(config_with(rollout={"top_k": 1}))
     assert "top_k = 1" in greedy and "set top_k = 0" in greedy
+    domains = [{"name": "a", "source": "x.jsonl", "verifier": ["exact", "numeric"], "verifier_weights": [0.0, 0.0]}]
+    (weightless,) = cannot_learn(config_with(domains=domains))
+    assert weightless.startswith("domain 'a': verifier_weights are all 0")
     # supervised (nll) trains on every sample kept: without dynamic sampling a group of one is fine
     assert (
         cannot_learn(config_with(rollout={"group_size": 1}, algorithm={"loss": "nll", "dynamic_sampling": False})) == []
