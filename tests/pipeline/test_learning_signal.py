@@ -2,6 +2,7 @@
 made no update, why, and what to change."""
 
 import io
+import json
 
 import torch
 from rich.console import Console
@@ -44,6 +45,8 @@ def test_check_warns_of_a_group_of_one(tmp_path):
     result = run_cli("train", str(config), "--check")
     assert result.returncode == 0, result.stderr
     assert "warning: rollout.group_size = 1: dynamic sampling keeps only groups whose rewards differ" in result.stderr
+    (reason,) = json.loads(result.stdout)["rl"]["cannot_learn"]
+    assert reason.startswith("rollout.group_size = 1")
 
 
 class Group:
