@@ -1,10 +1,11 @@
 # `make run`: set up and run the quickstart GRPO training. `make test`: set up and run the tests.
+# `make smoke`: set up, then two GRPO steps of a tiny random model (under a minute), into runs/smoke.
 PY := .venv/bin/python
 RUN_DIR ?= runs/quickstart
 CONFIG ?= examples/quickstart.toml
 AGENT_RUN_DIR ?= runs/agent_quickstart
 
-.PHONY: setup run run-agent lint test test-fast bench bench-pipeline bench-engines bench-serve clean
+.PHONY: setup run smoke run-agent lint test test-fast bench bench-pipeline bench-engines bench-serve clean
 
 setup:
 	@bash scripts/setup_env.sh
@@ -12,6 +13,10 @@ setup:
 run: setup
 	OMP_NUM_THREADS=2 .venv/bin/posttrain train $(CONFIG) --out $(RUN_DIR)
 	@echo "done: $(RUN_DIR)/summary.json. To call posttrain directly: source .venv/bin/activate"
+
+smoke: setup
+	rm -rf runs/smoke
+	OMP_NUM_THREADS=2 .venv/bin/posttrain train examples/smoke.toml --out runs/smoke
 
 # The agent quickstart: base eval, SFT warm start, eval, multi-turn RL, eval (docs/agents.md).
 # Run it again after a kill to resume.

@@ -324,7 +324,11 @@ def _register_subcommands() -> None:
     )
     from posttrain.tasks.cli import app as tasks_app
 
-    app.add_typer(tasks_app, name="tasks", short_help="Generated terminal task families: list and write them.")
+    app.add_typer(
+        tasks_app,
+        name="tasks",
+        short_help="Task sources: what each accepts (every generator by name); terminal task families.",
+    )
     from posttrain.tasks.scene.cli import app as scene_app
 
     app.add_typer(scene_app, name="scene", short_help="3D scene layout tasks: generate, solve, check, render.")

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import re
 import tomllib
+import typing
 from pathlib import Path
 from typing import Any, Literal
 
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from posttrain.errors import ConfigError
+from posttrain.errors import ConfigError, did_you_mean
 
 # the rules tasks.answer_extraction implements; named here so a config is checked without it
 EXTRACTORS = ("full", "last_line", "answer_tag", "boxed", "last_number")
@@ -233,10 +234,11 @@ class DomainConfig(_Strict):
             raise ValueError("scene: takes difficulties, e.g. scene:1 or scene:1,2")
         if value.startswith((*GENERATED_PREFIXES, *PATH_PREFIXES)) or value.endswith(".jsonl"):
             return value
+        prefix = value.partition(":")[0] + ":"
         raise ValueError(
             "must be 'reasoning-gym:<generator>', 'jsonl:<path>', 'parquet:<path>', 'hf-dataset:<path>', "
             "'harbor:<dir>', 'terminal-gen:<family>[,<family>...]', 'scene:<difficulty>[,<difficulty>...]' "
-            "or a path ending in .jsonl"
+            "or a path ending in .jsonl" + did_you_mean(prefix, (*GENERATED_PREFIXES, *PATH_PREFIXES))
         )
 
     def verifiers(self) -> list[tuple[str, float]]:
@@ -319,7 +321,7 @@ class DomainConfig(_Strict):
     @classmethod
     def _known_extraction(cls, value: str | None) -> str | None:
         if value is not None and value not in EXTRACTORS:
-            raise ValueError(f"must be one of {', '.join(EXTRACTORS)}")
+            raise ValueError(f"must be one of {', '.join(EXTRACTORS)}" + did_you_mean(value, EXTRACTORS))
         return value
 
 
@@ -737,11 +739,76 @@ def _location(loc: tuple) -> str:
     return ".".join(parts) or "(top level)"
 
 
+# what other trainers (TRL, verl, OpenRLHF) call a setting that this config names otherwise
+NAMES_ELSEWHERE = {
+    "learning_rate": "lr",
+    "num_generations": "group_size",
+    "n_samples_per_prompt": "group_size",
+    "max_steps": "steps",
+    "num_steps": "steps",
+    "total_steps": "steps",
+    "beta": "kl_coef",
+    "kl_beta": "kl_coef",
+    "max_completion_length": "max_new_tokens",
+    "max_tokens": "max_new_tokens",
+    "model_name": "name",
+    "model_name_or_path": "name",
+    "epsilon": "clip_low",
+    "epsilon_high": "clip_high",
+    "num_warmup_steps": "warmup_steps",
+    "max_grad_norm": "grad_clip",
+    "rank": "r",
+    "lora_alpha": "alpha",
+}
+
+
+def _unknown_key(loc: tuple) -> str:
+    """`unknown key`, with the key meant when a close or a known other name is at hand: in the
+    same table, else in another table of the config (a key put in the wrong table)."""
+    key = str(loc[-1])
+    known = _keys_of(_model_at(loc[:-1]))
+    meant = NAMES_ELSEWHERE.get(key)
+    if meant in known:
+        return f"unknown key (did you mean {meant}?)"
+    if hint := did_you_mean(key, known):
+        return "unknown key" + hint
+    if len(loc) == 1:  # a top-level key that belongs in a table
+        for table, field in RunConfig.model_fields.items():
+            inner = _keys_of(_model_in(field.annotation))
+            if key in inner or meant in inner:
+                return f"unknown key (did you mean [{field.alias or table}] {key if key in inner else meant}?)"
+    return "unknown key"
+
+
+def _model_at(loc: tuple) -> type[BaseModel] | None:
+    model: type[BaseModel] | None = RunConfig
+    for part in loc:
+        if isinstance(part, int) or model is None:
+            continue
+        field = model.model_fields.get(part) or next((f for f in model.model_fields.values() if f.alias == part), None)
+        model = _model_in(field.annotation) if field is not None else None
+    return model
+
+
+def _model_in(annotation) -> type[BaseModel] | None:
+    """The config table type in a field's annotation (LoraConfig | None, list[DomainConfig], ...)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return next((m for m in map(_model_in, typing.get_args(annotation)) if m is not None), None)
+
+
+def _keys_of(model: type[BaseModel] | None) -> list[str]:
+    return [field.alias or name for name, field in model.model_fields.items()] if model is not None else []
+
+
 def format_validation_error(path: Path | str, error: ValidationError) -> str:
     """Every error, one a line: `FILE: key.path: reason`."""
     lines = []
     for item in error.errors():
-        reason = "unknown key" if item["type"] == "extra_forbidden" else item["msg"].removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            reason = _unknown_key(item["loc"])
+        else:
+            reason = item["msg"].removeprefix("Value error, ")
         lines.append(f"{path}: {_location(item['loc'])}: {reason}")
     return "\n".join(lines)
 

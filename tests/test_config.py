@@ -27,7 +27,36 @@ def test_unknown_key_names_file_and_key(tmp_path):
     path = write(tmp_path, MINIMAL + "[optim]\nlearning_rate = 1e-5\n")
     with pytest.raises(ConfigError) as err:
         load_config(path)
-    assert str(err.value) == f"{path}: optim.learning_rate: unknown key"
+    assert str(err.value) == f"{path}: optim.learning_rate: unknown key (did you mean lr?)"
+
+
+@pytest.mark.parametrize(
+    "extra, reason",
+    [
+        ("[train]\nstepz = 3\n", "train.stepz: unknown key (did you mean steps?)"),
+        ("[rollout]\nnum_generations = 4\n", "rollout.num_generations: unknown key (did you mean group_size?)"),
+        ("[async]\nmax_stalenes = 1\n", "async.max_stalenes: unknown key (did you mean max_staleness?)"),
+        ("[model.lora]\nrank = 8\n", "model.lora.rank: unknown key (did you mean r?)"),
+        ("[rollout]\nzzz = 1\n", "rollout.zzz: unknown key"),
+        ('[[domains]]\nname = "b"\nsorce = "x"\n', "domains[1].sorce: unknown key (did you mean source?)"),
+        ('[[domains]]\nname = "b"\nsource = "reasoning-gmy:x"\n', "(did you mean reasoning-gym:?)"),
+        ('[[domains]]\nname = "b"\nsource = "x.jsonl"\nanswer_extraction = "boxd"\n', "(did you mean boxed?)"),
+    ],
+)
+def test_an_unknown_key_or_name_gets_the_one_meant(tmp_path, extra, reason):
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, MINIMAL + extra))
+    assert reason in str(err.value)
+    assert not str(err.value).endswith("unknown key (did you mean zzz?)")
+
+
+def test_a_top_level_key_that_belongs_in_a_table_is_pointed_there(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, "steps = 3\nlearning_rate = 1e-5\n" + MINIMAL))
+    assert str(err.value).splitlines() == [
+        f"{tmp_path / 'run.toml'}: steps: unknown key (did you mean [train] steps?)",
+        f"{tmp_path / 'run.toml'}: learning_rate: unknown key (did you mean [optim] lr?)",
+    ]
 
 
 def test_bad_value_names_key_and_reason(tmp_path):

@@ -25,6 +25,7 @@ from posttrain.models.loading import load_tokenizer
 from posttrain.pipeline.domain_conflicts import CONFLICTS, DomainConflicts
 from posttrain.pipeline.domain_monitor import DomainMonitor
 from posttrain.pipeline.inline_rollouts import InlineRollouts
+from posttrain.pipeline.learning_signal import NoUpdateWatch
 from posttrain.pipeline.live_metrics import open_live_metrics
 from posttrain.pipeline.preemption_save import save_on_notice
 from posttrain.pipeline.rollout import attach_trainer_values
@@ -135,6 +136,7 @@ def run_rl(
             live = open_live_metrics(config, rd.root, rollouts, line_printer(console))
             monitor = DomainMonitor(config, mixture, outputs.evals, line_printer(console))
             conflicts = DomainConflicts(config, rd.root / CONFLICTS, start.step)
+            no_update = NoUpdateWatch(config, line_printer(console))
             with outputs:
                 before = outputs.eval_before()
                 if mirror is not None:  # the URL holds the run from now on, checkpoint or not
@@ -170,6 +172,7 @@ def run_rl(
                         if live:
                             live.observe(record)
                         outputs.finish_step(step, record, trajectory_rows(groups, advantages), checkpoint)
+                        no_update.observe(step, record, groups, advantages)
                         trained = step
                     if notice.received:  # after the last step: its checkpoint stands; eval after waits
                         raise RunPreempted

@@ -47,10 +47,11 @@ class TrainingProgress:
         self.progress.stop_task(self.eval_task)
 
     def step_done(self, step: int, record: dict) -> None:
-        info = (
-            f"reward {record['reward_mean']:.3f}  loss {record.get('loss', 0.0):+.4f}  "
-            f"mismatch {record.get('logprob_mismatch_max', 0.0):.1e}  {record['step_s']:.1f}s/step"
-        )
+        if record.get("loss") is not None:
+            update = f"loss {record['loss']:+.4f}  mismatch {record.get('logprob_mismatch_max', 0.0):.1e}"
+        else:  # dynamic sampling kept no group: the trainer did not step
+            update = f"no update ({record.get('groups_kept', 0)} of {record.get('groups', 0)} groups kept)"
+        info = f"reward {record['reward_mean']:.3f}  {update}  {record['step_s']:.1f}s/step"
         if record.get("max_staleness"):  # async: how off-policy the batch was, and what waits
             info += (
                 f"  gap {record['staleness_max']}/{record['max_staleness']}  buffered {record['buffered']}"

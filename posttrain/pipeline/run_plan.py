@@ -4,6 +4,7 @@ domains as built, without loading a model or writing a file."""
 from __future__ import annotations
 
 from posttrain.config import RunConfig
+from posttrain.pipeline.learning_signal import cannot_learn
 from posttrain.tasks.domains import DomainMixture
 
 
@@ -47,6 +48,7 @@ def run_plan(config: RunConfig, mixture: DomainMixture, out_state: str) -> dict:
             "loss": config.algorithm.loss,
             "lr": config.optim.lr,
             "checkpoint_every": config.train.checkpoint_every,
+            "cannot_learn": cannot_learn(config),  # also printed as warnings
         },
         "heldout_evaluations": {
             "items": sum(len(d.heldout) for d in mixture.domains.values()),

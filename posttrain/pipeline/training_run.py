@@ -138,12 +138,16 @@ class CheckedRun:
     run: TrainingRun
     sources: dict
     mixture: object  # the DomainMixture, before any quality gate
+    rl: bool = True  # False for `posttrain sft`, which runs the warm start alone
 
     def warnings(self) -> list[str]:
-        """What loads but is probably a mistake: task.toml keys Harbor would ignore."""
+        """What loads but is probably a mistake: task.toml keys Harbor would ignore, and RL
+        settings under which no step can update the policy."""
+        from posttrain.pipeline.learning_signal import cannot_learn
         from posttrain.tasks.harbor import unknown_key_warnings
 
-        return [w for source in self.sources.values() for w in unknown_key_warnings(getattr(source, "tasks", []))]
+        found = [w for source in self.sources.values() for w in unknown_key_warnings(getattr(source, "tasks", []))]
+        return found + (cannot_learn(self.run.config) if self.rl else [])
 
     def gated(self, log) -> object:
         """The mixture training uses: with a quarantine or the quality gate, rebuilt from the
@@ -183,7 +187,7 @@ def check_run(
     mixture = build_mixture(run.config, run.config_dir, sources=sources, gate=False)
     if run.config.sft is not None:
         check_sft_data(run.config, run.config_dir)
-    return CheckedRun(run, sources, mixture)
+    return CheckedRun(run, sources, mixture, rl=not needs_sft)
 
 
 def check_builtin_family(model: str) -> None:

@@ -29,6 +29,9 @@ class ApiError(Exception):
 def validation_error(errors: list[dict]) -> ApiError:
     """pydantic's first complaint as one readable line, naming the field."""
     first = errors[0] if errors else {}
+    if first.get("type") == "json_invalid":  # its location is a character offset, not a field
+        reason = (first.get("ctx") or {}).get("error", "JSON decode error")
+        return ApiError(400, f"the request body is not valid JSON ({reason}, at character {first['loc'][-1]})")
     location = [str(part) for part in first.get("loc", ()) if part != "body"]
     message = str(first.get("msg", "invalid request")).removeprefix("Value error, ")
     param = ".".join(location) or None

@@ -27,7 +27,7 @@ from posttrain.serve.api_errors import ApiError, validation_error
 from posttrain.serve.chat_prompt import TOOL_CALL_END, TOOL_CALL_START, build_chat_prompt, parse_reply
 from posttrain.serve.engine_worker import ActiveRequest, EngineWorker, QueueFull, SampleUpdate
 from posttrain.serve.metrics import ServerMetrics
-from posttrain.serve.protocol import ChatCompletionRequest, CompletionRequest
+from posttrain.serve.protocol import ChatCompletionRequest, CompletionRequest, check_max_tokens
 from posttrain.serve.text_stream import TextStream
 
 DISCONNECT_POLL_S = 0.5
@@ -185,6 +185,7 @@ def create_app(served: ServedModel, worker: EngineWorker, metrics: ServerMetrics
         return list(prompt)
 
     def _params(body, prompt_ids: list[int], max_tokens: int | None, stops, top: int) -> SamplingParams:
+        check_max_tokens(body, served.max_model_len)
         room = served.max_model_len - len(prompt_ids)
         if not prompt_ids:
             raise ApiError(400, "the prompt is empty", param="messages")

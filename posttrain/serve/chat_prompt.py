@@ -10,12 +10,15 @@ Earlier assistant tool calls are rendered back as <tool_call> tags and tool resu
 <tool_response> in a `tool` turn. A forced call (`tool_choice` naming a function, or
 "required") is started in the assistant's turn itself, `<tool_call>{"name": "f", "arguments": `,
 so even a small model completes a call in the right format; that started text belongs to the
-reply and is parsed with it.
+reply and is parsed with it. With tool_choice auto, calls are read strictly, as written (not
+with the agent's tolerant parser, which repairs what it can): a reply whose call does not parse
+comes back as content, never as a call the model did not make.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from dataclasses import dataclass
 
@@ -93,27 +96,56 @@ class ParsedReply:
     tool_calls: list[dict]
 
 
+# a call as the model is taught to write it; the last one may lack its closing tag (a stop string)
+_TAGGED_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
+
+
 def parse_reply(text: str, request: ChatCompletionRequest) -> ParsedReply:
-    """Split a reply into its content and its tool calls (OpenAI shape); calls naming a function
-    that is not among the request's tools stay text."""
+    """Split a reply into its content and its tool calls (OpenAI shape). With tool_choice auto,
+    strictly: a call is taken only as written, so a reply with a call that does not parse, or
+    that names a function not among the request's tools, is all text. A forced call (required,
+    or a named function) was opened by the server itself and the client demands one: the
+    agent's tolerant parser completes it when the model cut it short."""
     if not request.tools_active:
         return ParsedReply(text, [])
     names = {tool.function.name for tool in request.tools or []}
-    calls = [c for c in parse_tool_calls(text) if isinstance(c, ToolCall) and c.name in names]
+    forced = request.forced_function is not None or request.tool_choice == "required"
+    calls = _completed_calls(text, names) if forced else _tagged_calls(text, names)
     if not calls:
         return ParsedReply(text, [])
-    content = text.split("<tool_call>")[0].strip() if "<tool_call>" in text else ""
+    content = text.split(TOOL_CALL_START)[0].strip()
     return ParsedReply(
         content or None,
         [
             {
                 "id": f"call_{uuid.uuid4().hex[:24]}",
                 "type": "function",
-                "function": {
-                    "name": call.name,
-                    "arguments": call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments),
-                },
+                "function": {"name": name, "arguments": arguments},
             }
-            for call in calls
+            for name, arguments in calls
         ],
     )
+
+
+def _completed_calls(text: str, names: set[str]) -> list[tuple[str, str]]:
+    calls = [c for c in parse_tool_calls(text) if isinstance(c, ToolCall) and c.name in names]
+    return [(c.name, c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments)) for c in calls]
+
+
+def _tagged_calls(text: str, names: set[str]) -> list[tuple[str, str]]:
+    """(name, arguments as JSON) of each <tool_call> in `text`: a JSON object with the name of
+    one of `names` and an "arguments" object (or a JSON string of one); [] when there is none or
+    any of them is not exactly that. Nothing is completed or guessed."""
+    calls = []
+    for body in _TAGGED_CALL.findall(text):
+        try:
+            value = json.loads(body)
+            arguments = value.get("arguments") if isinstance(value, dict) else None
+            if isinstance(arguments, str):
+                arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            return []
+        if not isinstance(arguments, dict) or not isinstance(value.get("name"), str) or value["name"] not in names:
+            return []
+        calls.append((value["name"], json.dumps(arguments)))
+    return calls

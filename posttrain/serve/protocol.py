@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from posttrain.serve.api_errors import ApiError
+
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="ignore")
@@ -162,3 +164,17 @@ class CompletionRequest(_Sampling):
         if all(isinstance(p, int) for p in prompt):
             return [list(prompt)]  # type: ignore[arg-type]
         return list(prompt)  # type: ignore[arg-type]
+
+
+def check_max_tokens(body: _Sampling, max_model_len: int) -> None:
+    """A reply longer than the model's whole context can never be given: a 400, not a silent cut
+    (a reply that fits the context but not the room the prompt leaves stops at it: "length")."""
+    for param in ("max_completion_tokens", "max_tokens"):
+        asked = getattr(body, param, None)
+        if asked is not None and asked > max_model_len:
+            raise ApiError(
+                400,
+                f"{param} is too large: {asked}. This model's context is {max_model_len} tokens, prompt and "
+                f"reply together: ask for at most {max_model_len} minus the prompt's tokens.",
+                param=param,
+            )

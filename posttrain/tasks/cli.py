@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import textwrap
 from pathlib import Path
 
 import typer
@@ -9,7 +11,7 @@ import typer
 from posttrain.console import command_group, console, emit_json, fail
 from posttrain.errors import PosttrainError
 
-app = command_group("Task sources: generated terminal task families (Harbor directories).")
+app = command_group("Task sources: what each accepts; generated terminal task families (Harbor directories).")
 
 
 @app.command("generate")
@@ -69,3 +71,35 @@ def families_command() -> None:
     for family in FAMILIES.values():
         table.add_row(family.name, family.skill, *family.levels)
     Console().print(table)
+
+
+@app.command("sources")
+def sources_command(
+    as_json: bool = typer.Option(False, "--json", help="Print the list as JSON instead of text."),
+) -> None:
+    """List every kind of task source a [[domains]] entry can name and what each accepts: every
+    reasoning-gym generator, every terminal-gen family and scene difficulty by name, and the
+    files and folders the others read. Names are never cut short, whatever the width."""
+    import json
+    from dataclasses import asdict
+
+    from posttrain.tasks.source_catalogue import source_catalogue
+
+    catalogue = source_catalogue()
+    width = max(shutil.get_terminal_size().columns, 40)
+    if as_json:
+        print(json.dumps([asdict(kind) for kind in catalogue], indent=2))
+        return
+    for kind in catalogue:
+        print(f"{kind.source}\n  {kind.about}")
+        if kind.accepts:
+            print(
+                textwrap.fill(
+                    ", ".join(kind.accepts),
+                    width=width,
+                    initial_indent="  ",
+                    subsequent_indent="  ",
+                    break_on_hyphens=False,
+                    break_long_words=False,
+                )
+            )

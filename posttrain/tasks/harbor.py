@@ -15,7 +15,6 @@ a missing file, or a known key with a wrong type, is an error naming the file an
 
 from __future__ import annotations
 
-import difflib
 import re
 import tomllib
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from posttrain.errors import PosttrainError
+from posttrain.errors import PosttrainError, did_you_mean
 from posttrain.tasks.records import Environment, Limits, Task
 
 HARBOR_VERIFIER = "harbor"
@@ -115,8 +114,7 @@ class HarborTaskConfig(BaseModel):
 
 
 def _with_suggestion(key: str, known) -> str:
-    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
-    return f"{key} (did you mean {close[0]}?)" if close else key
+    return key + did_you_mean(key, known, cutoff=0.75)
 
 
 def unknown_key_warnings(tasks: list[Task]) -> list[str]:

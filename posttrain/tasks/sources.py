@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Protocol
 
-from posttrain.errors import TaskSourceError
+from posttrain.errors import TaskSourceError, did_you_mean
 from posttrain.tasks.reasoning_gym_import import import_reasoning_gym
 from posttrain.tasks.records import Task
 from posttrain.tasks.verifiers import VERIFIERS
@@ -53,8 +53,8 @@ class ReasoningGymSource:
 
         if generator not in DATASETS:
             raise TaskSourceError(
-                f"domain {domain!r}: unknown reasoning-gym generator {generator!r} "
-                f"({len(DATASETS)} exist, e.g. {', '.join(sorted(DATASETS)[:5])}, ...)"
+                f"domain {domain!r}: unknown reasoning-gym generator {generator!r}{did_you_mean(generator, DATASETS)}; "
+                f"{len(DATASETS)} exist, e.g. {', '.join(sorted(DATASETS)[:5])} (all of them: posttrain tasks sources)"
             )
         try:
             self.dataset = reasoning_gym.create_dataset(generator, seed=seed, size=size, **params)

@@ -33,6 +33,8 @@ GOOD = '[model]\nname = "tiny-llama"\n[[domains]]\nname = "a"\nsource = "reasoni
         (GOOD + "[optim]\nlr = -1\n", "optim.lr: Input should be greater than 0"),
         (GOOD + "[train]\nstepz = 3\n", "train.stepz: unknown key"),
         (GOOD.replace("basic_arithmetic", "no_such_generator"), "unknown reasoning-gym generator 'no_such_generator'"),
+        (GOOD.replace("basic_arithmetic", "basic_arithmetc"), "'basic_arithmetc' (did you mean basic_arithmetic?)"),
+        (GOOD + "[optim]\nlearning_rate = 1e-5\n", "optim.learning_rate: unknown key (did you mean lr?)"),
         (GOOD.replace('"tiny-llama"', '"/nonexistent/model"'), "model '/nonexistent/model': no config.json"),
         (GOOD.replace("reasoning-gym:basic_arithmetic", "jsonl:missing.jsonl"), "missing.jsonl does not exist"),
     ],
@@ -63,7 +65,7 @@ def test_every_config_error_is_listed_one_a_line(tmp_path):
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert lines == [
         f"error: {config}: optim.lr: Input should be greater than 0",
-        f"error: {config}: train.stepz: unknown key",
+        f"error: {config}: train.stepz: unknown key (did you mean steps?)",
     ]
 
 

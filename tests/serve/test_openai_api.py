@@ -179,6 +179,26 @@ def test_completions_with_token_ids_and_logprobs(client, fast_server):
     assert text.choices[0].text == choice["text"]
 
 
+def test_max_tokens_beyond_the_context_and_a_body_that_is_not_json_are_400s(client, fast_server):
+    for field in ("max_tokens", "max_completion_tokens"):
+        with pytest.raises(openai.BadRequestError) as caught:
+            client.chat.completions.create(model=MODEL, messages=QUESTION, **{field: 513})  # the context is 512
+        error = caught.value.body
+        assert error["param"] == field and "513" in error["message"] and "512" in error["message"]
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.completions.create(model=MODEL, prompt="Hi", max_tokens=10_000)
+    assert caught.value.body["param"] == "max_tokens"
+    parts = urlsplit(fast_server.base_url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+    connection.request(
+        "POST", "/v1/chat/completions", '{"model": "x", "messages": [', {"Content-Type": "application/json"}
+    )
+    response = connection.getresponse()
+    error = json.loads(response.read())["error"]
+    assert response.status == 400 and error["param"] is None
+    assert error["message"].startswith("the request body is not valid JSON")
+
+
 @pytest.mark.parametrize(
     "kwargs, status, param",
     [

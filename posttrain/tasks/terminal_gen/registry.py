@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from posttrain.errors import TaskSourceError
+from posttrain.errors import TaskSourceError, did_you_mean
 from posttrain.tasks.terminal_gen.families import (
     archives,
     csv_json,
@@ -46,7 +46,9 @@ def family_names(spec: str, domain: str | None = None) -> list[str]:
 
 def check_family(name: str, domain: str | None = None) -> None:
     if name not in FAMILIES:
-        raise TaskSourceError(f"{_where(domain)}: unknown family {name!r}; known: {', '.join(FAMILIES)}")
+        raise TaskSourceError(
+            f"{_where(domain)}: unknown family {name!r}{did_you_mean(name, FAMILIES)}; known: {', '.join(FAMILIES)}"
+        )
 
 
 def check_difficulty(difficulty: object, domain: str | None = None) -> None:
