@@ -548,6 +548,19 @@ class MonitorConfig(_Strict):
     every: int = Field(0, ge=0, description="steps between per-domain held-out evaluations; 0: off")
     items: int = Field(64, ge=1, description="held-out items per domain in each of them (the first ones)")
     alpha: float = Field(0.05, gt=0, lt=1, description="significance of a fall (and of a rise) in the paired test")
+    fdr: float = Field(
+        0.0,
+        ge=0,
+        lt=1,
+        description="false discovery rate of the falls of one evaluation (Benjamini-Hochberg) instead of alpha per "
+        "domain: 0.1 is advised past about ten domains, where tests at alpha alarm by chance; 0: off",
+    )
+    domains_per_check: int = Field(
+        0,
+        ge=0,
+        description="evaluate this many domains at each check, the next ones in turn (a domain is seen every "
+        "ceil(domains / N) checks), so that the cost stays flat as domains are added; 0: every domain every check",
+    )
     reaction: Literal["none", "reweight", "refresh"] = "none"
     reweight_factor: float = Field(2.0, gt=1, description="reweight: weight multiplier at each alarm")
     max_boost: float = Field(8.0, ge=1, description="reweight: the largest multiplier a falling domain gets")

@@ -12,6 +12,12 @@ with p < alpha and A's accuracy at t below b's. Another domain B *rose* over the
 the same test, from B's result at b to its result at t, is significant the other way. A fall of
 A with a rise of B is a seesaw alarm, naming both with the evidence. A fall with no rise is
 reported as a fall (forgetting), not as a seesaw.
+
+With many domains, a test per domain at alpha raises false alarms by the number of domains; with
+`fdr` set, the falls of one evaluation are kept by the Benjamini-Hochberg procedure instead,
+which bounds the expected share of false alarms among them by `fdr`. An evaluation may cover a
+subset of the domains (a rotating monitor): each domain is compared only with the evaluations
+that covered it.
 """
 
 from __future__ import annotations
@@ -37,6 +43,15 @@ def wilson_interval(correct: int, n: int, z: float = 1.96) -> tuple[float, float
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def benjamini_hochberg(p_values: dict[str, float], q: float) -> set[str]:
+    """The hypotheses rejected at false discovery rate q: with the m p-values sorted,
+    p_(1) <= ... <= p_(m), the largest k with p_(k) <= k q / m, and every p-value up to p_(k)."""
+    ranked = sorted(p_values.items(), key=lambda item: (item[1], item[0]))
+    m = len(ranked)
+    cut = max((k for k, (_, p) in enumerate(ranked, start=1) if p <= k * q / m), default=0)
+    return {name for name, _ in ranked[:cut]}
 
 
 def paired_change(before: list[bool], after: list[bool]) -> tuple[int, int]:
@@ -91,22 +106,30 @@ class SeesawMonitor:
     """Keeps every monitoring evaluation (step -> domain -> per-item correctness) and checks the
     latest against each domain's best."""
 
-    def __init__(self, alpha: float = 0.05) -> None:
-        self.alpha = alpha
+    def __init__(self, alpha: float = 0.05, fdr: float = 0.0) -> None:
+        self.alpha, self.fdr = alpha, fdr
         self.history: list[tuple[int, dict[str, list[bool]]]] = []
 
     def observe(self, step: int, results: dict[str, list[bool]]) -> list[Alarm]:
-        """Add an evaluation; the alarms it raises (one per falling domain)."""
+        """Add an evaluation (of every domain or some); the alarms it raises (one per falling
+        domain: p < alpha each, or with `fdr` the falls Benjamini-Hochberg keeps)."""
         self.history.append((step, {d: list(v) for d, v in results.items()}))
-        return [alarm for domain in sorted(results) if (alarm := self._check(domain)) is not None]
+        if not self.fdr:
+            return [alarm for domain in sorted(results) if (alarm := self._check(domain)) is not None]
+        candidates = {d: change for d in sorted(results) if (change := self._fall(d, alpha=1.0)) is not None}
+        kept = benjamini_hochberg({d: change.p_value for d, change in candidates.items()}, self.fdr)
+        return [self._alarm(candidates[d]) for d in sorted(kept)]
 
     def falling(self, domain: str) -> bool:
         """Whether `domain`'s latest result is still below its best beyond noise."""
         return self._fall(domain) is not None
 
+    def _entries(self, domain: str) -> list[int]:
+        return [i for i, (_, results) in enumerate(self.history) if domain in results]
+
     def _best_index(self, domain: str) -> int:
-        accuracies = [_accuracy(results[domain]) for _, results in self.history]
-        return max(range(len(accuracies)), key=lambda i: (accuracies[i], -i))
+        entries = self._entries(domain)
+        return max(entries, key=lambda i: (_accuracy(self.history[i][1][domain]), -i))
 
     def _change(self, domain: str, i: int, j: int, worse_is_fall: bool) -> Change:
         (step_i, at_i), (step_j, at_j) = self.history[i], self.history[j]
@@ -114,21 +137,27 @@ class SeesawMonitor:
         p = mcnemar_one_sided(worse, better) if worse_is_fall else mcnemar_one_sided(better, worse)
         return Change(domain, step_i, step_j, _accuracy(at_i[domain]), _accuracy(at_j[domain]), worse, better, p)
 
-    def _fall(self, domain: str) -> Change | None:
-        best, last = self._best_index(domain), len(self.history) - 1
+    def _fall(self, domain: str, alpha: float | None = None) -> Change | None:
+        entries = self._entries(domain)
+        if not entries:
+            return None
+        best, last = self._best_index(domain), entries[-1]
         if best == last:
             return None
         change = self._change(domain, best, last, worse_is_fall=True)
-        return change if change.p_value < self.alpha and change.accuracy_to < change.accuracy_from else None
+        threshold = self.alpha if alpha is None else alpha
+        return change if change.p_value < threshold and change.accuracy_to < change.accuracy_from else None
 
     def _check(self, domain: str) -> Alarm | None:
         fall = self._fall(domain)
-        if fall is None:
-            return None
-        best, last = self._best_index(domain), len(self.history) - 1
+        return None if fall is None else self._alarm(fall)
+
+    def _alarm(self, fall: Change) -> Alarm:
+        """The alarm of a fall, with the domains that rose significantly over the same span."""
+        best, last = self._best_index(fall.domain), len(self.history) - 1
         rising = []
         for other in sorted(self.history[last][1]):
-            if other == domain or other not in self.history[best][1]:
+            if other == fall.domain or other not in self.history[best][1]:
                 continue
             rise = self._change(other, best, last, worse_is_fall=False)
             if rise.p_value < self.alpha and rise.accuracy_to > rise.accuracy_from:

@@ -119,7 +119,7 @@ class DomainMixture:
         self.phase_steps = self.mixture_config.phase_steps or max(1, -(-total_steps // len(domains)))
         self.policy = self._make_policy(self.mixture_config.policy)
         monitor = monitor or MonitorConfig()
-        self.monitor = SeesawMonitor(monitor.alpha)
+        self.monitor = SeesawMonitor(monitor.alpha, monitor.fdr)
         self.reaction = SeesawReaction(
             monitor.reaction, monitor.reweight_factor, monitor.max_boost, monitor.refresh_steps
         )

@@ -123,3 +123,43 @@ def test_learnability_passes_over_saturated_items_and_reprobes_them(tmp_path):
     static.sample_step(1, 5)
     static.observe([solved])
     assert first[0].id in [t.id for t in static.sample_step(2, 5)]
+
+
+def test_benjamini_hochberg_keeps_the_discoveries_below_the_step_up_line():
+    from posttrain.curriculum.seesaw import benjamini_hochberg
+
+    p = {"a": 0.001, "b": 0.008, "c": 0.039, "d": 0.041, "e": 0.042, "f": 0.06, "g": 0.5}
+    # q = 0.1, m = 7: the line k q / m is 0.014, 0.029, 0.043, 0.057, 0.071, 0.086, 0.1; the
+    # largest p_(k) under it is p_(6) = 0.06, so the six smallest are kept
+    assert benjamini_hochberg(p, 0.1) == {"a", "b", "c", "d", "e", "f"}
+    assert benjamini_hochberg(p, 0.01) == {"a"}
+    assert benjamini_hochberg({}, 0.1) == set()
+
+
+def test_across_a_hundred_domains_fdr_control_keeps_the_real_fall_and_drops_chance_ones():
+    """A hundred domains, one that really fell (30 -> 8 of 40) and many that wobble by chance:
+    tested one by one at alpha 0.05 some wobbles alarm; Benjamini-Hochberg at 10% keeps the fall
+    alone."""
+    import random
+
+    rng = random.Random(0)
+    before = {f"d{i:03d}": [rng.random() < 0.5 for _ in range(40)] for i in range(100)}
+    after = {d: [x if rng.random() < 0.75 else not x for x in v] for d, v in before.items()}  # chance changes
+    before["d042"], after["d042"] = items(30), items(8)
+    per_domain, controlled = SeesawMonitor(alpha=0.05), SeesawMonitor(alpha=0.05, fdr=0.1)
+    for monitor in (per_domain, controlled):
+        monitor.observe(0, before)
+    loose = {a.falling.domain for a in per_domain.observe(1, after)}
+    kept = {a.falling.domain for a in controlled.observe(1, after)}
+    assert "d042" in loose and len(loose) > 1
+    assert kept == {"d042"}
+
+
+def test_a_rotating_monitor_compares_each_domain_with_the_evaluations_that_covered_it():
+    monitor = SeesawMonitor(alpha=0.05)
+    monitor.observe(0, {"a": items(30), "b": items(30), "c": items(10)})  # every domain, before training
+    assert monitor.observe(2, {"a": items(31)}) == []
+    assert monitor.observe(4, {"b": items(29), "c": items(12)}) == []
+    (alarm,) = monitor.observe(6, {"a": items(9)})
+    assert alarm.falling.domain == "a" and alarm.falling.from_step == 2 and alarm.kind == "fall"
+    assert monitor.falling("a") and not monitor.falling("b") and not monitor.falling("c")

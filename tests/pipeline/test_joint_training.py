@@ -57,6 +57,19 @@ def test_a_joint_run_logs_weights_monitor_and_conflicts(tmp_path, tiny_config):
     assert state["policy"]["name"] == "learnability" and [s for s, _ in state["monitor"]["history"]] == [0, 2, 4]
 
 
+def test_a_rotating_monitor_checks_the_next_domain_each_time_and_reports_its_cost(tmp_path, tiny_config):
+    config = tiny_config(steps=6, checkpoint_every=6)
+    config.write_text(config.read_text() + "[monitor]\nevery = 2\nitems = 4\ndomains_per_check = 1\nfdr = 0.1\n")
+    out = tmp_path / "run"
+    result = cli("train", config, "--out", out)
+    assert result.returncode == 0, result.stderr[-3000:]
+    records = {r["step"]: r for r in map(json.loads, (out / "metrics.jsonl").read_text().splitlines())}
+    checked = {step: sorted(k.split("/")[1] for k in records[step] if k.endswith("/accuracy")) for step in (2, 4, 6)}
+    assert checked == {2: ["add"], 4: ["count"], 6: ["add"]}
+    assert all(records[step]["monitor/domains_checked"] == 1.0 for step in (2, 4, 6))
+    assert all(0.0 < records[step]["monitor/eval_share"] < 1.0 for step in (2, 4, 6))
+
+
 def test_in_async_mode_the_monitor_evaluates_beside_training(tmp_path, tiny_config):
     """The evaluation of step 2 runs in the background under step 2's weights and lands in a
     later record (monitor/step says whose weights); the last step's is inline."""
