@@ -221,7 +221,7 @@ def test_steps_that_grow_the_decode_cache_do_not_inform_the_choice(tiny_model, t
     speculating or not: such steps are left out of the measured rates."""
     engine = BuiltinEngine(copy.deepcopy(tiny_model), tokenizer, speculative=True)
     recorded, step = [], engine.step
-    record = engine.speculation.rates.record
+    record = engine.speculation.policy.rates.record
 
     def tracked_record(*args):
         recorded[-1][1] = True
@@ -233,7 +233,7 @@ def test_steps_that_grow_the_decode_cache_do_not_inform_the_choice(tiny_model, t
         step()
         recorded[-1][0] = engine.runner.decode_cache.growths > before
 
-    engine.speculation.rates.record, engine.step = tracked_record, tracked_step
+    engine.speculation.policy.rates.record, engine.step = tracked_record, tracked_step
     params = SamplingParams(temperature=0, max_tokens=12)
     prompts = [[5, 6, 7, 8] * 6, [9, 10, 11] * 5, [12, 13] * 9, [14, 15, 16] * 4]
     # the batch grows from one sequence to four: the cache grows in pure decode steps

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -12,14 +11,13 @@ import torch
 
 from posttrain.engine.builtin.allocator import keep_freed_memory
 from posttrain.engine.builtin.block_manager import BlockManager
-from posttrain.engine.builtin.draft_verification import verify_draft
 from posttrain.engine.builtin.model_runner import ModelRunner
 from posttrain.engine.builtin.onednn_linear import use_onednn_linear
 from posttrain.engine.builtin.row_invariance import RowInvariance
 from posttrain.engine.builtin.sampler import sample, top_logprobs
-from posttrain.engine.builtin.scheduler import Scheduler
+from posttrain.engine.builtin.scheduler import ScheduledChunk, Scheduler
 from posttrain.engine.builtin.sequence import Sequence, SequenceStatus
-from posttrain.engine.builtin.speculation import SpeculationPolicy
+from posttrain.engine.builtin.speculative_decoding import PlainDecoding, SpeculativeDecoding
 from posttrain.engine.interface import Completion, GenerationRequest
 
 
@@ -62,6 +60,16 @@ def _warn_once(invariance: RowInvariance) -> None:
     )
 
 
+def _logit_rows(completing: list[ScheduledChunk]) -> list[slice]:
+    """Each completing chunk's rows of the step's logits, in order: one, or 1 + num_draft for a
+    chunk that carries a draft (its last known token's row, then each draft token's)."""
+    rows, start = [], 0
+    for chunk in completing:
+        rows.append(slice(start, start + 1 + chunk.num_draft))
+        start += 1 + chunk.num_draft
+    return rows
+
+
 class BuiltinEngine:
     def __init__(
         self,
@@ -79,7 +87,7 @@ class BuiltinEngine:
         """decode_cache_bytes: memory for the decoding sequences' contiguous KV rows (default
         twice the paged cache); 0 gathers every step's context from the paged cache instead.
         speculative: draft tokens by n-gram lookup and verify them in the step's pass
-        (speculation.py); lossless, and off for steps where it would not pay.
+        (speculative_decoding.py); lossless, and off for steps where it would not pay.
         compile_step: the decoder layers as one torch.compile graph (compiled_step.py), for
         serving: faster steps, the same tokens across batch shapes, but not the trainer's bits."""
         keep_freed_memory()
@@ -93,7 +101,6 @@ class BuiltinEngine:
         self.invariance = self.runner.invariance
         _warn_once(self.invariance)
         self.stats = EngineStats()
-        self.speculation = SpeculationPolicy() if speculative else None
         self._ids = itertools.count()
         self._held: dict[int, list[Sequence]] = {}  # parent seq id -> its samples waiting for a fork
         self._lock = threading.RLock()
@@ -105,6 +112,9 @@ class BuiltinEngine:
             {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
         )
         self._max_len = getattr(model.config, "max_position_embeddings", 1 << 30)
+        self.speculation = (
+            SpeculativeDecoding(self.stats, self.runner.decode_cache, self._max_len) if speculative else PlainDecoding()
+        )
 
     # ---- the InferenceEngine interface ----------------------------------------------------
 
@@ -155,13 +165,10 @@ class BuiltinEngine:
         return seqs
 
     def step(self) -> None:
-        """One scheduling step: a forward pass over the scheduled chunks and one sampled token
-        for each sequence whose known tokens are all computed (with speculation, also the draft
-        tokens the model agrees with)."""
-        started, generated_before = time.perf_counter(), self.stats.generated_tokens
-        growths_before = self.runner.decode_cache.growths
-        if self.speculation is not None:
-            self._plan_drafts()
+        """One scheduling step, as nano-vllm's: schedule, run the model, postprocess. The
+        speculation hook (speculative_decoding.py) drafts tokens before the schedule, verifies
+        them in the postprocess and times the step; plain decoding's hook does nothing."""
+        self.speculation.draft(self.scheduler)
         chunks = self.scheduler.schedule()
         if not chunks:
             raise RuntimeError(
@@ -169,40 +176,31 @@ class BuiltinEngine:
                 "for one sequence; raise num_blocks"
             )
         logits = self.runner.run(chunks)
+        self._postprocess(chunks, logits)
+        self.speculation.step_done(chunks)
+
+    def _postprocess(self, chunks: list[ScheduledChunk], logits: torch.Tensor) -> None:
+        """Advance each sequence past the tokens this step computed; then each sequence whose
+        known tokens are all computed gets its next token, sampled from its row of logits, or,
+        where it carried a draft, the drafts the model agrees with and one more."""
         completing = [c for c in chunks if c.completes]
         for chunk in chunks:
             chunk.seq.num_computed_tokens += chunk.num_tokens - chunk.num_draft
             self.stats.computed_tokens += chunk.num_tokens
             self.blocks.register_computed(chunk.seq)
-        if completing:
-            first_rows, row = [], 0
-            for chunk in completing:
-                first_rows.append(row)
-                row += 1 + chunk.num_draft
-            plain = [(c, first) for c, first in zip(completing, first_rows) if not c.num_draft]
-            self._sample_plain(plain, logits, len(plain) < len(completing) or row > len(completing))
-            for chunk, first in zip(completing, first_rows):
-                if chunk.num_draft:
-                    self._accept_draft(chunk, logits[first : first + 1 + chunk.num_draft])
+        rows = _logit_rows(completing)
+        self._sample([(c.seq, r.start) for c, r in zip(completing, rows) if not c.num_draft], logits)
+        for chunk, chunk_rows in zip(completing, rows):
+            if chunk.num_draft:
+                self._append_verified(chunk.seq, logits[chunk_rows])
         self.stats.steps += 1
         self.stats.preemptions = self.scheduler.preemptions
-        pure_decode = all(c.num_tokens - c.num_draft == 1 for c in chunks)
-        if self.speculation is not None and pure_decode and self.runner.decode_cache.growths == growths_before:
-            # a pure decode step: its tokens per second, with or without drafts, inform the next
-            # choice; not a step that grew the decode cache (a one-off allocation, up to a second,
-            # would condemn whichever choice it happened to, the untried drafts first)
-            self.speculation.rates.record(
-                len(chunks),
-                any(c.num_draft for c in chunks),
-                self.stats.generated_tokens - generated_before,
-                time.perf_counter() - started,
-            )
 
-    def _sample_plain(self, completing: list, logits: torch.Tensor, select: bool) -> None:
-        """One token for each (chunk, logits row) without drafts; forked samples draw their own
-        token from their parent's row."""
-        seqs = [c.seq for c, _ in completing]
-        rows = [first for _, first in completing]
+    def _sample(self, seq_rows: list[tuple[Sequence, int]], logits: torch.Tensor) -> None:
+        """One token for each (sequence, row of logits); forked samples draw their own token
+        from their parent's row."""
+        seqs = [seq for seq, _ in seq_rows]
+        rows = [row for _, row in seq_rows]
         for row, parent in zip(list(rows), list(seqs)):
             for child in self._held.pop(parent.seq_id, ()):
                 copy = self.scheduler.fork(parent, child)
@@ -214,7 +212,7 @@ class BuiltinEngine:
                 rows.append(row)
         if not seqs:
             return
-        if select or len(rows) > len(completing):
+        if rows != list(range(len(logits))):  # other rows are drafts', or a row is shared by forks
             logits = logits[torch.tensor(rows)]
         tokens, logprobs = sample(logits, [s.params for s in seqs], [s.generator for s in seqs])
         for index, (seq, token, logprob) in enumerate(zip(seqs, tokens, logprobs)):
@@ -224,21 +222,17 @@ class BuiltinEngine:
                 )
             self._append(seq, token, logprob)
 
-    def _accept_draft(self, chunk, logits: torch.Tensor) -> None:
-        seq, draft = chunk.seq, list(chunk.seq.draft)
-        seq.draft = []
-        tokens, logprobs = verify_draft(logits, draft, seq.params, seq.generator)
-        accepted = len(tokens) - 1
-        self.stats.draft_tokens += len(draft)
-        self.stats.accepted_draft_tokens += accepted
-        self.speculation.observe(seq, len(draft), accepted)
+    def _append_verified(self, seq: Sequence, logits: torch.Tensor) -> None:
+        """The tokens the speculation hook keeps of the sequence's draft, and one more; the kept
+        drafts' KV was computed in this step's pass."""
+        tokens, logprobs = self.speculation.verify(seq, logits)
         if seq.params.top_logprobs:
             tops = top_logprobs(logits[: len(tokens)], seq.params.temperature or 1.0, seq.params.top_logprobs)
         for index, (token, logprob) in enumerate(zip(tokens, logprobs)):
             if seq.params.top_logprobs:
                 seq.top_logprobs.append(tops[index])
-            if index < accepted:
-                seq.num_computed_tokens += 1  # its KV was computed in this step's pass
+            if index < len(tokens) - 1:
+                seq.num_computed_tokens += 1
             if self._append(seq, token, logprob):
                 return
         self.blocks.register_computed(seq)
@@ -252,22 +246,8 @@ class BuiltinEngine:
             return False
         self._account(seq)
         self.scheduler.finish(seq, reason)
-        if self.speculation is not None:
-            self.speculation.finished(seq)
+        self.speculation.finished(seq)
         return True
-
-    def _plan_drafts(self) -> None:
-        decoding = []
-        for seq in self.scheduler.running:
-            seq.draft = []
-            if seq.num_uncomputed == 1 and seq.num_completion_tokens > 0:
-                decoding.append(seq)
-        if not decoding:
-            return
-        prefilling = bool(self.scheduler.waiting) or len(decoding) < len(self.scheduler.running)
-        drafts = self.speculation.plan(decoding, self._max_len, measured=not prefilling)
-        for seq in decoding:
-            seq.draft = drafts.get(seq.seq_id, [])
 
     def abort(self, request_ids: Iterable[str]) -> None:
         wanted = set(request_ids)
@@ -285,8 +265,7 @@ class BuiltinEngine:
                 if seq.request_id in wanted:
                     self._account(seq)
                     self.scheduler.finish(seq, "abort")
-                    if self.speculation is not None:
-                        self.speculation.finished(seq)
+                    self.speculation.finished(seq)
 
     def has_work(self) -> bool:
         """Whether a step() has anything to do: some sequence waits or runs (a driver that steps

@@ -1,52 +1,45 @@
-"""When to speculate, and how far: per-sequence draft lengths and a measured per-step choice.
+"""When to speculate, and how far: per-sequence draft lengths, a gate on each draft token's
+expected acceptance, and a measured per-step choice. Figures: docs/BENCHMARKS.md.
 
 Each decoding sequence keeps its own draft length, which follows its acceptance: doubled (up to
 max_draft) when a whole draft was accepted, cut to one more than the accepted count otherwise.
 
 Verifying drafts makes the forward pass longer, and whether that pays depends on the batch: at
 one sequence a pass costs about the same for 1 or 9 tokens (reading the weights dominates); at
-16 sequences the pass is compute-bound, extra tokens cost their full price, and the verify step
+many sequences the pass is compute-bound, extra tokens cost their full price, and a verify step
 also gives up the decode fast path (its attention gathers the context from the paged cache).
-No formula captures all of that on every CPU, so the engine measures it: for each batch size
+No formula captures all of that on every CPU, so the policy measures it: for each batch size
 (in powers of two) it keeps the tokens per second of pure decode steps with and without drafts
 (moving averages), speculates only where speculating has been faster, and now and then tries
-the other choice once to follow drift (contexts grow, acceptance changes): EXPLORE_EVERY
-steps after a new verdict, then twice as long after each re-check that keeps it, up to
-MAX_EXPLORE_EVERY (a re-check of drafting where it does not pay costs a slow step: at 16
-sequences on an AVX2-only EPYC, 0.6 s against 0.35 s, which every 16 steps cost the fast
-variant ~4%). A choice not yet measured is tried first. So at high concurrency, where drafts
-do not pay, speculation switches itself off after a few steps.
+the other choice once to follow drift (contexts grow, acceptance changes): EXPLORE_EVERY steps
+after a new verdict, then twice as long after each re-check that keeps it, up to
+MAX_EXPLORE_EVERY, since a re-check of drafting where it does not pay costs a slow step. A
+choice not yet measured is tried first. So at high concurrency, where drafts do not pay,
+speculation switches itself off after a few steps.
 
-A step that also prefills a prompt (over HTTP, a new request arriving while others decode) is
-not measured: its time is mostly the prompt's. It drafts only where drafting is the standing
-verdict for its batch size, and does not explore. With such steps following the untried or
-re-checked choice instead, the fast variant at 16 clients was 0.91-1.09x the standard one in
-process (closed-loop agent turns: benchmarks/speculation_ab.py --arrivals closed, 7 pairs),
-against 1.02-1.25x (median 1.09, 5 pairs) with this rule; never drafting in them did as well
-at 16 clients but worse at 4 (1.12-1.29x against 1.25-1.36x, 3 pairs side by side). At 16
-clients such steps carry 12-15 decoding sequences, a bucket (8-15) that pure decode steps of 16
-rarely measure, so they draft nothing; making them draft there was slower (fast / standard
-1.02-1.56x against 1.07-1.82x, 4 pairs, 2026-12-04): their draft tokens cost ~3 ms each against
-~2.2 ms in a pure decode step, and fewer were accepted.
+A step that also prefills a prompt (a request arriving while others decode) is not measured:
+its time is mostly the prompt's. It drafts only where drafting is the standing verdict for its
+batch size, and neither explores nor advances the re-check schedule. The alternatives did worse
+in paired runs: following the untried or re-checked choice in such steps, never drafting in
+them (worse at 4 clients), and drafting in them where pure decode steps rarely measure (at 16
+clients they carry 12-15 decoding sequences, a bucket that pure decode steps of 16 seldom
+visit; there their draft tokens cost more than in a pure decode step, and fewer were accepted).
 
 Measuring alone is not enough at high concurrency: a step's tokens per second rewards extra
-tokens to any sequence, but with a pass costing nearly the same for 1 or 16 sequences a batch
+tokens to any sequence, but when a pass costs nearly the same for 1 or 16 sequences a batch
 finishes when its slowest sequence does, and every draft token makes every sequence's step a
-little slower (on the Xeon this was built on, a SmolLM2 pass costs ~95 ms plus ~2 ms a token,
-and verify steps pad every sequence's attention to the longest draft). So each draft token is
-also gated by its expected acceptance: a sequence keeps an estimate of how often its draft
-tokens are accepted (a moving average, starting from the engine-wide one), and drafts only the
-tokens whose chance of acceptance (estimate ** position) is at least
+little slower (verify steps pad every sequence's attention to the longest draft). So each draft
+token is also gated by its expected acceptance: a sequence keeps an estimate of how often its
+draft tokens are accepted (a moving average, starting from the engine-wide one), and drafts
+only the tokens whose chance of acceptance (estimate ** position) is at least
 batch / (batch + BREAK_EVEN_BATCH): none needed at one sequence, 0.5 at 16. Where drafts are
 rarely accepted (short chat answers) a large batch then drafts almost nothing and costs what
-the standard variant costs; agents, whose drafts are mostly accepted, keep theirs.
+plain decoding costs; agents, whose drafts are mostly accepted, keep theirs.
 
 The bar is a constant, not measured: a bar computed from the moving averages (the seconds a
-draft token adds to a step over the seconds a plain step spends per token) was tried on an
-AVX2-only EPYC. At 16 sequences it rose to 1 (no drafts: there a verify step cost 0.63 s
-against 0.38 s), which the on/off choice above does anyway, and paired serve-bench runs showed
-no gain over the constant (fast / standard 1.33 and 1.26 at 4 clients against 1.37 and 1.23;
-1.14 and 1.00 at 16 against 1.04 and 1.22).
+draft token adds to a step over the seconds a plain step spends per token) rises to 1 at 16
+sequences, which the on/off choice above does anyway, and paired serving runs showed no gain
+over the constant.
 """
 
 from __future__ import annotations
