@@ -83,6 +83,12 @@ def train_command(
         help="With --resume: first download the run published at this URL ([storage] url, e.g. "
         "s3://bucket/runs/NAME: its files and latest complete checkpoint) into --out, which must be new.",
     ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help='A domain pattern\'s generator that does not load (source = "reasoning-gym:*") is an error, '
+        "not a warning line and a run without it.",
+    ),
 ) -> None:
     """Train a policy with RL (GRPO, RLOO, REINFORCE++; PPO-clip or GSPO loss) on the config's
     domains. Writes OUT/config.toml, metrics.jsonl, trajectories.sqlite, checkpoints/step-N/
@@ -113,7 +119,7 @@ def train_command(
         if from_url is not None:
             fail("--from is for a local --out; with --out URL, --resume fetches the run from that URL itself")
         out_dir = _open_working_copy(url, resume, check)
-    _run_resumable("train", config, out_dir, resume, check, nproc, url=url)
+    _run_resumable("train", config, out_dir, resume, check, nproc, url=url, strict=strict)
 
 
 def _open_working_copy(url: str, resume: bool, check: bool) -> Path:
@@ -178,6 +184,7 @@ def _run_resumable(
     check: bool,
     nproc: int | None = None,
     url: str | None = None,
+    strict: bool = False,
 ) -> None:
     """Check everything that needs no model (fast, before torch loads), then run; one error line
     on bad input, the --resume command on Ctrl-C. With a world size above 1 this process either
@@ -196,7 +203,13 @@ def _run_resumable(
         nproc = launched_world_size()
     try:
         checked = check_run(
-            config, out or Path("(not given)"), resume, needs_sft=verb == "sft", world_size=nproc, storage_url=url
+            config,
+            out or Path("(not given)"),
+            resume,
+            needs_sft=verb == "sft",
+            world_size=nproc,
+            storage_url=url,
+            strict=strict,
         )
         for line in checked.warnings():
             console.print(f"warning: {line}", markup=False, highlight=False, soft_wrap=True)

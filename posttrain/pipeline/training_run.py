@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from posttrain.config import RunConfig, config_relative_path, dump_config, load_config, parse_config
@@ -19,6 +19,7 @@ from posttrain.errors import ModelLoadError, PosttrainError
 from posttrain.models.spec import local_model_dir
 from posttrain.pipeline.run_dir import RunDir
 from posttrain.storage.atomic import write_text_atomic
+from posttrain.tasks.domain_patterns import expand_domains
 
 PRE_START = ("config.toml", "quality")  # what a start writes before its first step or evaluation
 
@@ -29,6 +30,7 @@ class TrainingRun:
     run_dir: RunDir
     config_dir: Path
     resume: bool = False
+    notes: list[str] = field(default_factory=list)  # what the start left out and why (pattern domains)
 
     @property
     def replaces_failed_start(self) -> bool:
@@ -41,11 +43,14 @@ def open_run(
     resume: bool,
     world_size: int | None = None,
     storage_url: str | None = None,
+    strict: bool = False,
 ) -> TrainingRun:
     """The run's config, checked (the file, its keys and values, the model's directory) and the
     output directory checked (new, a failed start, or, with `resume`, a run). Writes nothing.
     `world_size` (--nproc) replaces [train] world_size, for this session of a resumed run too;
-    `storage_url` (--out URL; `out` is then its working copy) sets [storage] url."""
+    `storage_url` (--out URL; `out` is then its working copy) sets [storage] url. A new run's
+    pattern domains (`reasoning-gym:*`) are expanded here; a generator that does not load is a
+    note (an error with `strict`)."""
     run_dir = RunDir(out)
     if resume:
         if not run_dir.config.is_file():
@@ -58,6 +63,8 @@ def open_run(
         raise PosttrainError("give a config file: posttrain train CONFIG --out RUN_DIR")
     config = with_world_size(load_config(config_path), world_size, config_path)
     config = with_storage_url(config, storage_url, config_path)
+    notes: list[str] = []
+    config = expand_domains(config, strict=strict, log=notes.append)
     local_model_dir(config.model.name)
     if out.exists() and not out.is_dir():
         raise PosttrainError(f"{out}: exists and is not a directory")
@@ -69,7 +76,7 @@ def open_run(
         domain.source = domain.absolute_source(Path(config_path).parent)
     if config.sft is not None:
         config.sft.data = [str(config_relative_path(p, Path(config_path).parent).resolve()) for p in config.sft.data]
-    return TrainingRun(config, run_dir, Path(config_path).parent)
+    return TrainingRun(config, run_dir, Path(config_path).parent, notes=notes)
 
 
 def with_world_size(config: RunConfig, world_size: int | None, path: Path) -> RunConfig:
@@ -147,7 +154,7 @@ class CheckedRun:
         from posttrain.tasks.harbor import unknown_key_warnings
 
         found = [w for source in self.sources.values() for w in unknown_key_warnings(getattr(source, "tasks", []))]
-        return found + (cannot_learn(self.run.config) if self.rl else [])
+        return self.run.notes + found + (cannot_learn(self.run.config) if self.rl else [])
 
     def gated(self, log) -> object:
         """The mixture training uses: with a quarantine or the quality gate, rebuilt from the
@@ -168,13 +175,14 @@ def check_run(
     needs_sft: bool = False,
     world_size: int | None = None,
     storage_url: str | None = None,
+    strict: bool = False,
 ) -> CheckedRun:
     """Everything `posttrain train` (or `posttrain sft`: `needs_sft`) can check before it loads a
     model: the config, the model's directory, the output directory and every domain's tasks.
     Fast, and writes nothing. `world_size`: --nproc; `storage_url`: --out URL."""
     from posttrain.pipeline.build import build_mixture, build_sources
 
-    run = open_run(config_path, out, resume, world_size, storage_url)
+    run = open_run(config_path, out, resume, world_size, storage_url, strict)
     if run.config.storage.url:
         from posttrain.storage.artifact_store import ArtifactStore
 
