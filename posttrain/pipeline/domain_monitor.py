@@ -4,7 +4,7 @@ compares it with each domain's best (posttrain.curriculum.seesaw), the configure
 adjusts the mixture, and the alarms go to the step's record, the console and summary.json.
 
 In async mode the evaluation does not stall training: it runs in a thread through the rollout
-engine, under a weight hold (EngineLoop.weights_held), so every item is answered by the weights
+engine, under a weight hold (RolloutEngine.weights_held), so every item is answered by the weights
 of the step it is labelled with while the trainer takes the next steps; its results land in the
 record of the step during which it finished (`monitor/step` says which weights they are of)."""
 

@@ -28,11 +28,11 @@ import torch
 
 from posttrain.config import RunConfig
 from posttrain.engine.interface import InferenceEngine
+from posttrain.engine.service.engine_service import EngineService
+from posttrain.engine.service.replica_sizing import ReplicaSizer
+from posttrain.engine.service.replicas import EngineReplicas
 from posttrain.pipeline.control import ControlWatcher, StatusWriter
-from posttrain.pipeline.engine_replicas import EngineReplicas
-from posttrain.pipeline.engine_service import EngineServer
 from posttrain.pipeline.experience_buffer import BufferedGroup, group_versions, version_gap
-from posttrain.pipeline.replica_sizing import ReplicaSizer
 from posttrain.pipeline.rollout_controller import RolloutController, RolloutPlan
 from posttrain.pipeline.rollout_source import RolloutBatch
 from posttrain.pipeline.step_scoring import sampling_params
@@ -92,7 +92,7 @@ class ScheduledRollouts:
         self._sampling: threading.Thread | None = None
         self._stop_sampling = threading.Event()
         try:
-            self.server = EngineServer(
+            self.server = EngineService(
                 engine, partial_rollouts=config.async_.partial_rollouts, host=_service_host(config)
             )
             self.executor = make_executor(
@@ -144,7 +144,7 @@ class ScheduledRollouts:
             raise
 
     @property
-    def engine(self) -> EngineServer:
+    def engine(self) -> EngineService:
         return self.server
 
     def start(self, trained_through: int) -> None:
