@@ -80,14 +80,18 @@ class ControlWatcher:
 
 
 class StatusWriter:
-    """Writes `snapshot()` to RUN_DIR/scheduler.json every `period_s` from a daemon thread."""
+    """Writes `snapshot()` to RUN_DIR/scheduler.json every `period_s` from a daemon thread, from
+    `start(snapshot)` on."""
 
-    def __init__(self, run_dir: Path, snapshot: Callable[[], dict], period_s: float = 0.25) -> None:
+    def __init__(self, run_dir: Path, period_s: float = 0.25) -> None:
         self.path = run_dir / STATUS
-        self.snapshot = snapshot
+        self.snapshot: Callable[[], dict] | None = None
         self.period_s = period_s
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="status-writer", daemon=True)
+
+    def start(self, snapshot: Callable[[], dict]) -> None:
+        self.snapshot = snapshot
         self._thread.start()
 
     def _run(self) -> None:
@@ -102,6 +106,8 @@ class StatusWriter:
             pass
 
     def close(self) -> None:
+        if self.snapshot is None:
+            return  # never started
         self._stop.set()
         self._thread.join(timeout=5)
         self.write()

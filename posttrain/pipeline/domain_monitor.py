@@ -7,7 +7,7 @@ number of checks in the monitor's history, so a resumed run goes on where it was
 `monitor/eval_share` is the trainer's wait for the checks over the time since the last one.
 
 In async mode the evaluation does not stall training: it runs in a thread through the rollout
-engine, under a weight hold (EngineLoop.weights_held), so every item is answered by the weights
+engine, under a weight hold (RolloutEngine.weights_held), so every item is answered by the weights
 of the step it is labelled with while the trainer takes the next steps; its results land in the
 record of the step during which it finished (`monitor/step` says which weights they are of)."""
 

@@ -33,7 +33,7 @@ from posttrain.pipeline.rollout_job import run_rollout_job
 from posttrain.pipeline.rollout_source import RolloutSource
 from posttrain.pipeline.run_mirror import RunMirror
 from posttrain.pipeline.run_outputs import RunOutputs, load_eval, save_step_checkpoint
-from posttrain.pipeline.scheduled_rollouts import ScheduledRollouts
+from posttrain.pipeline.scheduled_rollouts import build_scheduled_rollouts
 from posttrain.pipeline.sft.stage import run_sft_stage
 from posttrain.pipeline.shutdown_notice import RunPreempted, ShutdownNotice
 from posttrain.pipeline.stage_summary import stages_summary
@@ -227,4 +227,4 @@ def open_rollouts(
             tokenizer,
             draw_tasks=lambda step: mixture.sample_step(step, config.rollout.prompts_per_step),
         )
-    return ScheduledRollouts(config, engine, mixture, start.step, start.pipeline_state, run_root, job_fn)
+    return build_scheduled_rollouts(config, engine, mixture, start.step, start.pipeline_state, run_root, job_fn)

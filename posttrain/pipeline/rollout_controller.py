@@ -21,9 +21,9 @@ import time
 from dataclasses import dataclass
 
 from posttrain.engine.interface import SamplingParams
+from posttrain.engine.service.replicas import ReplicaClient
+from posttrain.engine.service.transport import EngineClient
 from posttrain.errors import PosttrainError
-from posttrain.pipeline.engine_replicas import ReplicaClient
-from posttrain.pipeline.engine_transport import EngineClient
 from posttrain.pipeline.experience_buffer import BufferedGroup, StalenessBuffer
 from posttrain.pipeline.rollout import sample_seed
 from posttrain.pipeline.rollout_job import RolloutJob, StreamSlot

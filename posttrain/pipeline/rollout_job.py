@@ -13,9 +13,9 @@ from functools import lru_cache
 
 from posttrain.agent.loop import AgentConfig
 from posttrain.engine.interface import SamplingParams
+from posttrain.engine.service.replicas import ReplicaClient
+from posttrain.engine.service.transport import EngineClient
 from posttrain.faults import fault_point
-from posttrain.pipeline.engine_replicas import ReplicaClient
-from posttrain.pipeline.engine_transport import EngineClient
 from posttrain.pipeline.rollout import generate_groups
 from posttrain.pipeline.terminal_rollout import run_terminal_groups
 from posttrain.scheduler.job import JobContext, Preempted

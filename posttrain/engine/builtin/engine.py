@@ -279,7 +279,7 @@ class BuiltinEngine:
     @property
     def lock(self) -> threading.RLock:
         """Held during each step and weight update: a driver that steps the engine itself
-        (posttrain.pipeline.engine_service) takes it around its own calls."""
+        (posttrain.engine.stepping_loop) takes it around its own calls."""
         return self._lock
 
     def completion(self, seq: Sequence) -> Completion:

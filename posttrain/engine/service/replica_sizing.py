@@ -13,13 +13,17 @@ are. The work asks for ceil(mean jobs / jobs_per_replica) replicas. Replicas are
 ranks are the first to fall idle, and a replica unneeded for idle_timeout_s is let go (never
 below the minimum); a replica still being placed is not idle, nor any rank below it. Growing
 is at once, as for workers. window_s = 0 sizes on the jobs of the moment.
+
+    sampler = DemandSampler(sizer, jobs=lambda: queued + running)   # observe() on a clock
 """
 
 from __future__ import annotations
 
 import math
 import threading
+import time
 from collections import deque
+from collections.abc import Callable
 
 from posttrain.scheduler.elastic import ElasticBounds
 
@@ -77,3 +81,28 @@ def window_mean(samples: list[tuple[float, int]], now: float, window_s: float) -
     ends = begins[1:] + [now]
     held = zip(samples, begins, ends, strict=True)
     return sum(value * max(end - begin, 0.0) for (_, value), begin, end in held) / window_s
+
+
+class DemandSampler:
+    """Reads the work queue (`jobs()`: waiting + running) into a ReplicaSizer every period_s from
+    a daemon thread, between steps too: the pool changes at step boundaries only (this thread
+    measures, EngineReplicas.resize acts)."""
+
+    def __init__(self, sizer: ReplicaSizer, jobs: Callable[[], int], period_s: float = 0.1) -> None:
+        self.sizer = sizer
+        self.jobs = jobs
+        self.period_s = period_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="replica-demand", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period_s):
+            self.sizer.observe(self.jobs(), time.monotonic())
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from posttrain.config import RunConfig
-from tests.pipeline.replica_cluster import head_and_engine_node, replica_run_config, rollout_held_while
+from tests.engine.service.replica_cluster import head_and_engine_node, replica_run_config, rollout_held_while
 from tests.scheduler.ray_nodes import free_port, wait_for
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
@@ -28,7 +28,7 @@ STEPS = 12
 def test_jobs_are_routed_round_robin_and_travel_by_name():
     import pickle
 
-    from posttrain.pipeline.engine_replicas import ReplicaClient
+    from posttrain.engine.service.replicas import ReplicaClient
 
     client = ReplicaClient(["a-0", "a-1"], "ns")
     assert [client.for_job(n).preferred for n in range(5)] == [0, 1, 0, 1, 0]

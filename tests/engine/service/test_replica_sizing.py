@@ -2,7 +2,7 @@
 
 import pytest
 
-from posttrain.pipeline.replica_sizing import ReplicaSizer
+from posttrain.engine.service.replica_sizing import ReplicaSizer
 from posttrain.scheduler.elastic import ElasticBounds
 
 
@@ -56,7 +56,7 @@ def test_a_replica_the_averaged_queue_does_not_need_is_let_go_after_the_idle_tim
 
 
 def test_the_window_mean_weighs_each_sample_by_how_long_it_held():
-    from posttrain.pipeline.replica_sizing import window_mean
+    from posttrain.engine.service.replica_sizing import window_mean
 
     assert window_mean([(0.0, 4)], now=10.0, window_s=2.0) == 4.0
     assert window_mean([(0.0, 4), (9.0, 0)], now=10.0, window_s=2.0) == 2.0  # 4 held over (8, 9], 0 over (9, 10]

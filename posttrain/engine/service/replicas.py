@@ -1,4 +1,4 @@
-"""Engine replicas as Ray actors: N copies of the builtin engine, each an EngineServer on its
+"""Engine replicas as Ray actors: N copies of the builtin engine, each an EngineService on its
 own node, serving rollout workers over TCP. The driver keeps its own engine (held-out
 evaluation, live gauges); the rollouts go to the replicas.
 
@@ -16,7 +16,7 @@ with EngineError, so the scheduler retries the job.
 
 Versions stay truthful without any coordination: each replica stamps every token with the
 version of the weights it sampled it with, and the staleness bound is computed from those
-stamps (experience_buffer.py). A replica that lags (a replacement that was placed between two
+stamps (pipeline/experience_buffer.py). A replica that lags (a replacement that was placed between two
 updates) only produces staler groups, which the buffer regenerates if they exceed eta.
 
 A replica that dies is replaced at the next weight update: the replacement reserves the same
@@ -42,10 +42,10 @@ import torch
 
 from posttrain.config import EngineConfig
 from posttrain.engine.interface import Completion, GenerationRequest
+from posttrain.engine.service.replica_sizing import ReplicaSizer
+from posttrain.engine.service.rollout_engine import EngineError
+from posttrain.engine.service.transport import EngineClient
 from posttrain.errors import PosttrainError
-from posttrain.pipeline.engine_loop import EngineError
-from posttrain.pipeline.engine_transport import EngineClient
-from posttrain.pipeline.replica_sizing import ReplicaSizer
 from posttrain.scheduler.ray_worker import remote_class
 
 RESOLVE_TIMEOUT_S = 5.0  # a replica that has not answered by then is taken for lost
@@ -58,7 +58,7 @@ STARTUP_GRACE_S = 60.0
 
 class EngineReplica:
     """The actor body (wrapped with ray.remote on first use): the model loaded here, the
-    driver's weights copied in, an EngineServer on TCP at this node's address."""
+    driver's weights copied in, an EngineService on TCP at this node's address."""
 
     def __init__(
         self, settings: EngineConfig, model_spec: str, weights: dict, version: int, partial_rollouts: str
@@ -66,34 +66,34 @@ class EngineReplica:
         import ray
 
         from posttrain.engine.factory import engine_for_model
+        from posttrain.engine.service.engine_service import EngineService
         from posttrain.models.loading import load_model, load_tokenizer
-        from posttrain.pipeline.engine_service import EngineServer
 
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
         tokenizer = load_tokenizer(model_spec)
         engine = engine_for_model(settings, load_model(model_spec), tokenizer, version=version)
         engine.update_weights(weights.items(), version)
         self.node = ray.get_runtime_context().get_node_id()
-        self.server = EngineServer(engine, partial_rollouts, host=ray.util.get_node_ip_address())
+        self.service = EngineService(engine, partial_rollouts, host=ray.util.get_node_ip_address())
 
     def address(self) -> tuple:
-        client = self.server.client()
+        client = self.service.client()
         return client.address, client.authkey, self.node
 
     def update_weights(self, weights: dict, version: int) -> int:
-        self.server.update_weights(weights.items(), version)
+        self.service.update_weights(weights.items(), version)
         return version
 
     def set_version(self, version: int) -> int:
-        self.server.set_version(version)
+        self.service.set_version(version)
         return version
 
     def calls_in_flight(self) -> int:
-        gauges = self.server.queue_gauges()
+        gauges = self.service.queue_gauges()
         return gauges["engine_calls_waiting"] + gauges["engine_calls_running"]
 
     def close(self) -> None:
-        self.server.close()
+        self.service.close()
 
 
 class EngineReplicas:

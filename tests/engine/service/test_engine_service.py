@@ -13,9 +13,9 @@ import torch
 
 from posttrain.engine.builtin.engine import BuiltinEngine
 from posttrain.engine.interface import GenerationRequest, SamplingParams
+from posttrain.engine.service.engine_service import EngineService
+from posttrain.engine.service.rollout_engine import CallAborted, EngineError
 from posttrain.models.token_ids import chat_prompt_ids
-from posttrain.pipeline.engine_loop import CallAborted, EngineError
-from posttrain.pipeline.engine_service import EngineServer
 from posttrain.scheduler import Preempted
 from tests.conftest import assert_logprobs_match, expects_bit_equality
 
@@ -40,7 +40,7 @@ def serve(tiny_model, tokenizer):
     servers = []
 
     def make(rule="continue", model=None):
-        server = EngineServer(BuiltinEngine(model or tiny_model, tokenizer), partial_rollouts=rule)
+        server = EngineService(BuiltinEngine(model or tiny_model, tokenizer), partial_rollouts=rule)
         servers.append(server)
         return server
 
@@ -83,7 +83,7 @@ def _update_mid_generation(server, tokenizer, model):
     server.engine.eos_token_ids = set()  # run to max_tokens
     call = server.submit([long])
     deadline = time.monotonic() + 30
-    while not call.seqs or call.seqs[0].num_completion_tokens < 5:
+    while not call.generation.seqs or call.generation.seqs[0].num_completion_tokens < 5:
         assert time.monotonic() < deadline
         time.sleep(0.001)
     server.update_weights(_perturbed(model), version=1)
@@ -102,7 +102,7 @@ def test_continue_rule_keeps_tokens_and_records_their_versions(serve, tiny_model
 def test_restart_rule_regenerates_under_the_new_weights(serve, tiny_model, tokenizer):
     server = serve("restart", copy.deepcopy(tiny_model))
     completion, call = _update_mid_generation(server, tokenizer, tiny_model)
-    assert completion.token_versions == [1] * 40 and call.restarts == 1
+    assert completion.token_versions == [1] * 40 and call.generation.restarts == 1
 
 
 def test_a_weight_hold_keeps_one_version_until_it_ends_while_generation_goes_on(serve, tiny_model, tokenizer):
@@ -125,7 +125,7 @@ def test_a_weight_hold_keeps_one_version_until_it_ends_while_generation_goes_on(
 
 
 def _caller(address, authkey, prompt_ids, ready):
-    from posttrain.pipeline.engine_transport import EngineClient
+    from posttrain.engine.service.transport import EngineClient
 
     ready.set()
     EngineClient(address, authkey).generate(
@@ -192,7 +192,7 @@ def test_close_leaves_no_thread_of_the_service_running(tiny_model, tokenizer):
     # interpreter shuts down, which aborts the process: close() must join them all, including
     # the one serving a client that is still connected and idle
     before = set(threading.enumerate())
-    server = EngineServer(BuiltinEngine(tiny_model, tokenizer))
+    server = EngineService(BuiltinEngine(tiny_model, tokenizer))
     client = server.client()
     assert len(client.generate(requests(tokenizer, n_prompts=1, max_tokens=4, n=1))) == 1
     started = {t for t in threading.enumerate() if t.name.startswith("engine-")} - before

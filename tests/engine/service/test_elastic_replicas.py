@@ -14,8 +14,8 @@ from functools import partial
 
 import pytest
 
-from tests.pipeline.burst_then_idle import BURST_STEPS, burst_end, burst_then_idle
-from tests.pipeline.replica_cluster import head_and_engine_node, replica_run_config
+from tests.engine.service.burst_then_idle import BURST_STEPS, burst_end, burst_then_idle
+from tests.engine.service.replica_cluster import head_and_engine_node, replica_run_config
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
 

@@ -1,5 +1,5 @@
 """Generation calls over a socket: rollout workers anywhere (threads, processes, Ray actors)
-hold an EngineClient; the driver's EngineListener passes their calls to its EngineLoop.
+hold an EngineClient; the driver's EngineListener passes their calls to its RolloutEngine.
 
 A Unix socket by default, TCP when a host is given (the Ray cluster is elsewhere). A worker
 that disconnects (its process died) has its call aborted, freeing its KV blocks; a cancelled
@@ -16,14 +16,14 @@ import threading
 from multiprocessing.connection import Client, Listener
 
 from posttrain.engine.interface import Completion, GenerationRequest
-from posttrain.pipeline.engine_loop import CallAborted, EngineError, EngineLoop
+from posttrain.engine.service.rollout_engine import CallAborted, EngineError, RolloutEngine
 
 
 class EngineListener:
-    """Serves `loop` to EngineClients until the loop closes; `close()` then joins its threads."""
+    """Serves `engine` to EngineClients until it closes; `close()` then joins its threads."""
 
-    def __init__(self, loop: EngineLoop, host: str | None = None) -> None:
-        self._loop = loop
+    def __init__(self, engine: RolloutEngine, host: str | None = None) -> None:
+        self._engine = engine
         self._lock = threading.Lock()
         self._conns: dict = {}  # open worker connection -> the thread serving it
         self._closed = False
@@ -41,8 +41,8 @@ class EngineListener:
         return EngineClient(self._listener.address, self._authkey)
 
     def close(self) -> None:
-        """Join every thread of the listener (after the loop closed, so none waits for a call).
-        None may outlive this call: each holds the loop, and a daemon thread that drops the
+        """Join every thread of the listener (after the engine closed, so none waits for a call).
+        None may outlive this call: each holds the engine, and a daemon thread that drops the
         last reference to the engine while the interpreter shuts down frees tensors without
         the GIL it can no longer take, which aborts the process ("terminate called without an
         active exception")."""
@@ -68,7 +68,7 @@ class EngineListener:
             os.rmdir(self._socket_dir)
 
     def _stopping(self) -> bool:
-        return self._closed or self._loop.closed
+        return self._closed or self._engine.loop.closed
 
     def _accept(self) -> None:
         while not self._stopping():
@@ -87,30 +87,30 @@ class EngineListener:
             thread.start()
 
     def _serve(self, conn) -> None:
-        loop = self._loop
+        engine = self._engine
         call = None
         try:
             while not self._stopping():
                 message = conn.recv()
                 if message[0] != "generate":
                     continue  # an abort that arrived after its call had finished
-                call = loop.submit(message[1])
+                call = engine.submit(message[1])
                 while not call.future.done():
                     try:
                         call.future.result(timeout=0.05)
                     except Exception:  # noqa: BLE001 - the outcome is read below
                         pass
                     if not call.future.done() and conn.poll() and conn.recv()[0] == "abort":
-                        loop.abort(call)
+                        engine.abort(call)
                 try:
-                    conn.send(("ok", call.future.result(), loop.version))
+                    conn.send(("ok", call.future.result(), engine.version))
                 except CallAborted as exc:
-                    conn.send(("aborted", str(exc), loop.version))
+                    conn.send(("aborted", str(exc), engine.version))
                 except EngineError as exc:
-                    conn.send(("error", str(exc), loop.version))
+                    conn.send(("error", str(exc), engine.version))
         except (EOFError, OSError):
             if call is not None and not call.future.done():
-                loop.abort(call)  # the worker went away: free its KV blocks
+                engine.abort(call)  # the worker went away: free its KV blocks
         finally:
             with self._lock:
                 self._conns.pop(conn, None)
