@@ -127,28 +127,7 @@ def eval_command(
 
     if agent not in AGENTS:
         fail(f"--agent {agent!r}: choose one of {', '.join(AGENTS)}")
-    request = EvalRequest(
-        tasks=tasks,
-        agent=agent,
-        model=model,
-        attempts=attempts,
-        concurrency=concurrency,
-        names=names,
-        tags=tags,
-        seed=seed,
-        temperature=temperature,
-        max_steps=max_steps,
-        reply_tokens=reply_tokens,
-        tools=tools,
-        prices=prices,
-        api_key_env=api_key_env,
-        shared_tokenizer=shared_tokenizer,
-        max_sandboxes=max_sandboxes,
-        quarantine=quarantine,
-        quality_gate=quality_gate,
-        backend=backend,
-        strict=strict,
-    )
+    request = EvalRequest(**{name: value for name, value in ctx.params.items() if name != "out"})  # every other flag
     say = line_printer(console)
     if is_url(out):
         try:
