@@ -3,6 +3,8 @@
 
 protocol.py (request bodies) · chat_prompt.py (messages to tokens, tool calls back) ·
 api_errors.py (OpenAI's error JSON) · engine_worker.py (the thread that steps the engine,
-admission, deadlines, aborts) · metrics.py (Prometheus text) · app.py (the FastAPI routes) ·
-server.py (model loading, uvicorn) · bench.py (`posttrain serve bench`).
+admission, deadlines, aborts) · metrics.py (Prometheus text) · app.py (the FastAPI routes,
+over app_state.py's AppState) · chat_completions.py, text_completions.py (the two endpoints) ·
+engine_requests.py (a request to the worker and back) · openai_responses.py (the response
+pieces both endpoints share) · server.py (model loading, uvicorn) · bench.py (`posttrain serve bench`).
 """
