@@ -18,26 +18,28 @@ AGENTS = ("oracle", "nop", "model")
 
 @dataclass(frozen=True)
 class EvalRequest:
+    """What `posttrain eval`'s flags ask (their defaults are the command's)."""
+
     tasks: str  # a Harbor suite or task directory, longctx:... or scene:...
-    agent: str = "oracle"  # one of AGENTS
-    model: str = "smollm2-135m"
-    attempts: int = 1
-    concurrency: int = 4
-    names: str | None = None  # comma-separated
-    tags: str | None = None  # comma-separated
-    seed: int = 0
-    temperature: float | None = None  # None: 0 (greedy) for one attempt, 0.7 for more
-    max_steps: int = 30
-    reply_tokens: int = 256
-    tools: str | None = None  # comma-separated; None: all
-    prices: Path | None = None  # TOML with [prices] prompt, completion per 1k tokens
-    api_key_env: str = "OPENAI_API_KEY"
-    shared_tokenizer: str | None = None
-    max_sandboxes: int = 64
-    quarantine: Path | None = None
-    quality_gate: bool = False
-    backend: str | None = None
-    strict: bool = False  # stop at a task directory that does not load
+    agent: str  # one of AGENTS
+    model: str
+    attempts: int
+    concurrency: int
+    names: str | None  # comma-separated
+    tags: str | None  # comma-separated
+    seed: int
+    temperature: float | None  # None: 0 (greedy) for one attempt, 0.7 for more
+    max_steps: int
+    reply_tokens: int
+    tools: str | None  # comma-separated; None: all
+    prices: Path | None  # TOML with [prices] prompt, completion per 1k tokens
+    api_key_env: str
+    shared_tokenizer: str | None
+    max_sandboxes: int
+    quarantine: Path | None
+    quality_gate: bool
+    backend: str | None
+    strict: bool  # stop at a task directory that does not load
 
 
 def run_eval_request(request: EvalRequest, out: Path, say: Callable[[str], None]) -> dict:
