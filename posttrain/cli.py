@@ -318,7 +318,9 @@ def _register_subcommands() -> None:
 
     app.add_typer(sandbox_app, name="sandbox", short_help="Isolated sandboxes (bubblewrap + overlayfs + cgroups).")
     from posttrain.engine.cli import app as engine_app
+    from posttrain.evaluate.cli import engine_verify_command
 
+    engine_app.command("verify")(engine_verify_command)
     app.add_typer(engine_app, name="engine")
     from posttrain.agent.cli import app as agent_app
 
@@ -356,8 +358,8 @@ def _register_subcommands() -> None:
     app.add_typer(
         trajectories_app, name="trajectories", short_help="A run's stored samples: export as JSONL or Parquet."
     )
+    from posttrain.pipeline.cli import submit_command
     from posttrain.scheduler.cli import app as jobs_app
-    from posttrain.scheduler.cli import submit_command
 
     app.command("submit", short_help="Submit a training run to a Ray cluster; prints the job id at once.")(
         submit_command

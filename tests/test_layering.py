@@ -2,6 +2,14 @@
 
 Every module's imports are read with ast, those inside functions included: a lazy import is
 still a dependency.
+
+The faces follow the same rule. A package's cli.py (posttrain/engine/cli.py, and
+posttrain/tasks/scene/cli.py under tasks/) belongs to its package: it may import its own package
+and the layers below, nothing its package may not. A command that needs a higher layer is
+defined in a face at that layer (`posttrain engine verify` compares the engine with the trainer,
+so it lives in evaluate/cli.py) and the root face, posttrain/cli.py, adds it to its group. The
+root face and dashboard/ are the top layer and may import any package; only the root face
+imports a package's cli.py, to gather the commands: nothing else depends on a face.
 """
 
 import ast
@@ -20,16 +28,15 @@ LAYERS = [
     {"engine", "sandbox", "train"},  # 3 machines
     {"agent"},  # 4 episodes
     {"pipeline", "evaluate", "quality", "serve"},  # 5 drivers
-    {"cli", "dashboard"},  # 6 faces (and every package's cli.py)
+    {"cli", "dashboard"},  # 6 faces: posttrain/cli.py and dashboard/ (a package's cli.py sits in its package)
 ]
 INDEPENDENT = {"engine", "sandbox", "train"}  # the machines never import each other
 LAYER_OF = {package: index for index, packages in enumerate(LAYERS) for package in packages}
 
 
 def package_of(module: str) -> str:
-    """posttrain.engine.builtin.x -> engine; posttrain.engine.cli -> cli (a face)."""
-    parts = module.split(".")
-    return "cli" if parts[-1] == "cli" else parts[1]
+    """posttrain.engine.builtin.x -> engine; posttrain.engine.cli -> engine; posttrain.cli -> cli."""
+    return module.split(".")[1]
 
 
 def module_name(path: Path) -> str:
@@ -87,6 +94,17 @@ def test_every_package_has_a_layer():
 def test_imports_point_down():
     upward = [line for (a, b), lines in package_edges().items() if LAYER_OF[b] > LAYER_OF[a] for line in lines]
     assert upward == []
+
+
+def test_only_the_root_face_imports_a_package_face():
+    importers = [
+        f"{module_name(path)} -> {target}"
+        for path in sorted(ROOT.rglob("*.py"))
+        if module_name(path) != "posttrain.cli"
+        for target in map(_existing_module, imported_modules(path))
+        if target.endswith(".cli")
+    ]
+    assert importers == []
 
 
 def test_engine_sandbox_and_train_never_import_each_other():

@@ -1,4 +1,7 @@
-"""`posttrain engine ...`: the inference engines, measured."""
+"""`posttrain engine bench`: the inference engines, measured.
+
+`posttrain engine verify` checks the builtin engine against the trainer, which engine/ may not
+import: evaluate/cli.py defines it and posttrain/cli.py adds it to this group."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import command_group, console, emit_benchmark, emit_json, fail
+from posttrain.console import command_group, console, emit_benchmark, fail
 from posttrain.errors import PosttrainError
 
 app = command_group("Inference engines (hf, builtin, vllm) behind one interface.")
@@ -83,46 +86,3 @@ def bench_command(
     except PosttrainError as exc:
         fail(str(exc))
     emit_benchmark(report, out)
-
-
-@app.command("verify")
-def verify_command(
-    model: str = typer.Argument(
-        ..., help="A Hugging Face model directory (hf:DIR or DIR), or smollm2-135m / tiny-llama."
-    ),
-    max_tokens: int = typer.Option(16, "--max-tokens", help="Greedy tokens generated per prompt."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Also write the JSON here."),
-) -> None:
-    """Check that the builtin engine computes MODEL as transformers does; print JSON.
-
-    \b
-    On a fixed set of chat prompts:
-      greedy_identical      the engine's greedy continuation equals transformers'
-                            generate() token for token, on every prompt
-      logprob_mismatch_max  the largest |engine - trainer| logprob over every
-                            generated token (the trainer's full-sequence forward on
-                            the engine's kernels); 0.0 is zero train/inference mismatch
-    plus model_type, supported, prompts, greedy_mismatches (prompt indices),
-    tokens_compared and row_invariance (the start-up kernel probe).
-
-    \b
-    Supported families: llama, qwen2, qwen3, mistral (sliding window), gemma.
-    Any other model_type is refused before loading weights: the JSON says
-    "supported": false and the error line names the supported ones (exit 2).
-    Exit 1 when greedy outputs differ.
-
-    \b
-    Example: posttrain engine verify hf:./my-qwen3-checkpoint
-    """
-    from posttrain.evaluate.engine_agreement import verify_engine
-
-    try:
-        with console.status(f"verifying the builtin engine on {model}") as status:
-            report = verify_engine(model, max_tokens, progress=lambda text: status.update(f"{model}: {text}"))
-    except PosttrainError as exc:
-        fail(str(exc))
-    emit_json(report, out)
-    if not report["supported"]:
-        fail(report["error"])
-    if not report["greedy_identical"]:
-        raise typer.Exit(code=1)

@@ -1,1 +1,1 @@
-"""Metric sinks and the trajectory store."""
+"""Metric sinks, the trajectory store, and the inline SVG charts the HTML reports share."""

@@ -1,4 +1,5 @@
-"""`posttrain pipeline ...`: the RL pipeline's scheduler, benchmarked, watched and steered."""
+"""`posttrain pipeline ...`: the RL pipeline's scheduler, benchmarked, watched and steered; and
+`posttrain submit`, a training run checked here and handed to a Ray cluster as a job."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import typer
 
 from posttrain.console import command_group, console, emit_benchmark, fail
 from posttrain.errors import PosttrainError
+from posttrain.scheduler.cluster_jobs import ADDRESS_HELP
 
 app = command_group("The RL pipeline: sync vs async benchmark; a running job's scheduler, watched and steered.")
 
@@ -168,3 +170,38 @@ def set_command(
     except PosttrainError as exc:
         fail(str(exc))
     print(json.dumps(control, indent=2))
+
+
+def submit_command(
+    config: Path = typer.Argument(..., help="Run config (TOML); checked here before it is submitted."),
+    out: str = typer.Option(..., "--out", "-o", help="The run directory, a path on the cluster's machines."),
+    address: str | None = typer.Option(None, "--address", help=ADDRESS_HELP),
+    resume: bool = typer.Option(False, "--resume", help="Continue the run in --out (on the cluster)."),
+    nproc: int | None = typer.Option(None, "--nproc", min=1, help="Trainer processes (FSDP2), as for train."),
+    env: list[str] = typer.Option([], "--env", help="KEY=VALUE for the job's environment, repeatable."),
+) -> None:
+    """Submit `posttrain train CONFIG --out OUT` to a Ray cluster and return at once: prints the job id.
+
+    \b
+    The config is checked here first (keys, values, task files: as
+    `posttrain train --check`), its task paths made absolute, and uploaded
+    with the job. Follow it with `posttrain jobs status|logs|stop JOB_ID`.
+    """
+    from posttrain.pipeline.cluster_submit import submit_run
+
+    try:
+        variables = dict(_key_value(item) for item in env)
+        job_id = submit_run(config, out, address, resume=resume, nproc=nproc, env=variables)
+    except PosttrainError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"{config}: {exc.strerror}")
+    console.print(f"submitted: follow with posttrain jobs logs {job_id}", highlight=False)
+    print(job_id)
+
+
+def _key_value(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key:
+        raise PosttrainError(f"--env {item!r}: expected KEY=VALUE")
+    return key, value

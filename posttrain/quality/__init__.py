@@ -8,4 +8,5 @@ lint.py          static checks of the task's files
 signal_check.py  the policy's pass rate is strictly between 0 and 1
 verdicts.py      checks -> one verdict per task
 quarantine.py    the quarantine list training and evaluation read
+suite_inspection.py  `posttrain inspect` as one call: the directories chosen, a progress bar, --out
 """

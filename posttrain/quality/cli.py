@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import console, emit_json, fail, line_printer
+from posttrain.console import console, emit_json, fail
 from posttrain.errors import PosttrainError
 
 
@@ -110,67 +110,35 @@ def inspect_command(
     posttrain inspect tasks/terminal --out runs/inspect
     posttrain inspect tasks/terminal --out runs/inspect-smol --model smollm2-135m -k 4
     """
-    from posttrain.quality.gate import run_inspection
-    from posttrain.quality.inspector import InspectOptions, select_dirs, task_dirs
-    from posttrain.quality.probes import PROBES
-    from posttrain.storage.directory_at_url import output_directory
-
-    say = line_printer(console)
-
-    chosen = tuple(p.strip() for p in probes.split(",") if p.strip()) if probes else tuple(PROBES)
-    unknown = [p for p in chosen if p not in PROBES]
-    if unknown:
-        fail(f"--probes: unknown probe {unknown[0]!r}; choose from {', '.join(PROBES)}")
-    options = InspectOptions(
-        repeats=repeats,
-        min_repeats=min_repeats,
-        probes=chosen,
-        backend=backend,
-        use_cache=not no_cache,
-        cache_dir=cache_dir,
-        build_timeout_s=build_timeout,
-        max_agent_s=max_seconds,
-        max_verifier_s=max_seconds,
-        **({"concurrency": concurrency} if concurrency else {}),
-    )
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from posttrain.quality.inspector import InspectOptions
+    from posttrain.quality.probes import chosen_probes
+    from posttrain.quality.suite_inspection import inspect_suite
 
     try:
-        dirs = select_dirs(task_dirs(path), names, tags)
-    except PosttrainError as exc:
-        fail(str(exc))
-    total = len(dirs)
-    progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-    )
-    handle = progress.add_task("inspecting", total=total)
-    counts: dict[str, int] = {}
-
-    def on_task(report) -> None:
-        counts[report.verdict] = counts.get(report.verdict, 0) + 1
-        shown = ", ".join(f"{v} {n}" for v, n in sorted(counts.items()))
-        progress.update(handle, advance=1, description=f"inspecting  {shown}")
-        if not console.is_terminal:
-            console.print(
-                f"{report.id}: {report.verdict}"
-                + (" (stored inspection)" if report.cached_from else "")
-                + (f" ({report.reason[:160]})" if report.reason else ""),
-                highlight=False,
-            )
-
-    try:
-        with output_directory(out, fetch=False, say=say) as directory, progress:
-            report = run_inspection(
-                path,
-                directory,
-                options,
-                policy=policy,
-                samples=samples,
-                policy_max_steps=max_steps,
-                policy_reply_tokens=reply_tokens,
-                on_task=on_task,
-                dirs=dirs,
-            )
+        options = InspectOptions(
+            repeats=repeats,
+            min_repeats=min_repeats,
+            probes=chosen_probes(probes),
+            backend=backend,
+            use_cache=not no_cache,
+            cache_dir=cache_dir,
+            build_timeout_s=build_timeout,
+            max_agent_s=max_seconds,
+            max_verifier_s=max_seconds,
+            **({"concurrency": concurrency} if concurrency else {}),
+        )
+        report = inspect_suite(
+            path,
+            out,
+            options,
+            names=names,
+            tags=tags,
+            policy=policy,
+            samples=samples,
+            max_steps=max_steps,
+            reply_tokens=reply_tokens,
+            console=console,
+        )
     except PosttrainError as exc:
         fail(str(exc))
     summary = report["summary"]

@@ -8,7 +8,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from posttrain.evaluate.report import bar_chart
+from posttrain.observe.svg_charts import bar_chart
 from posttrain.quality.quarantine import write_quarantine
 from posttrain.quality.verdicts import VERDICTS
 from posttrain.storage.atomic import write_json_atomic, write_text_atomic

@@ -24,6 +24,7 @@ from pathlib import Path
 from posttrain.errors import PosttrainError
 
 ADDRESS_ENV = "RAY_API_SERVER_ADDRESS"
+ADDRESS_HELP = f"The cluster's job API, the head's dashboard (http://HEAD:8265); default: ${ADDRESS_ENV}."
 
 
 @dataclass

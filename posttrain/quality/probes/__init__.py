@@ -55,6 +55,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from posttrain.errors import PosttrainError
 from posttrain.quality.probes.edited_tests import edit_tests
 from posttrain.quality.probes.forged_outputs import early_exit, hardcode_output
 from posttrain.quality.probes.forged_verdicts import (
@@ -99,6 +100,15 @@ PROBES: dict[str, Callable[[Actor, Surroundings], bool]] = {
     "exit_on_load": exit_on_load,
     "planted_verdict": planted_verdict,
 }
+
+
+def chosen_probes(names: str | None) -> tuple[str, ...]:
+    """--probes: the comma-separated probe names, checked; None: every probe."""
+    chosen = tuple(p.strip() for p in names.split(",") if p.strip()) if names else tuple(PROBES)
+    unknown = [p for p in chosen if p not in PROBES]
+    if unknown:
+        raise PosttrainError(f"--probes: unknown probe {unknown[0]!r}; choose from {', '.join(PROBES)}")
+    return chosen
 
 
 def one_probe(name: str):
