@@ -62,11 +62,12 @@ class HFEngine:
     ) -> list[Completion]:
         prompts = [request.prompt_token_ids for _, request, _ in chunk]
         width = max(len(p) for p in prompts)
-        input_ids = torch.full((len(prompts), width), self.pad_token_id, dtype=torch.long)
-        attention_mask = torch.zeros((len(prompts), width), dtype=torch.long)
-        for row, prompt in enumerate(prompts):
-            input_ids[row, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
-            attention_mask[row, width - len(prompt) :] = 1
+        # left padding; made on the model's device (a GPU's, when the policy is there)
+        device = self.model.device
+        padded = [[self.pad_token_id] * (width - len(p)) + list(p) for p in prompts]
+        masks = [[0] * (width - len(p)) + [1] * len(p) for p in prompts]
+        input_ids = torch.tensor(padded, dtype=torch.long, device=device)
+        attention_mask = torch.tensor(masks, dtype=torch.long, device=device)
 
         stop_ids = list(dict.fromkeys([*self.eos_token_ids, *params.stop_token_ids]))
         greedy = params.temperature == 0

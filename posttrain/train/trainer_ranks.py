@@ -43,11 +43,18 @@ class TrainerRecipe:
     pad_id: int
     reference_factory: Callable[[], torch.nn.Module] | None = None
     shards_from: Path | None = None  # a checkpoint directory to resume the model and optimizer from
+    device: str = "cpu"  # the resolved [train] device (train/device.py), the same on every rank
 
     def build(self) -> ShardedPolicyTrainer:
         reference = self.reference_factory().eval() if self.reference_factory else None
         trainer = ShardedPolicyTrainer(
-            self.model_factory(), self.optim, self.algorithm, self.temperature, self.pad_id, reference_model=reference
+            self.model_factory(),
+            self.optim,
+            self.algorithm,
+            self.temperature,
+            self.pad_id,
+            reference_model=reference,
+            device=self.device,
         )
         if self.shards_from is not None:
             load_shards(self.shards_from, trainer.model, trainer.optimizer)

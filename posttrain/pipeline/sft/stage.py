@@ -44,6 +44,7 @@ from posttrain.train.checkpoint import (
     restore_rng_state,
     save_checkpoint,
 )
+from posttrain.train.device import resolve_device
 from posttrain.train.trainer import PolicyTrainer, finite_or_raise
 
 
@@ -131,7 +132,10 @@ class _Stage:
             activation_checkpointing=config.optim.activation_checkpointing,
         )
         algorithm = AlgorithmConfig(loss="nll", tis_cap=None, dynamic_sampling=False)
-        self.trainer = PolicyTrainer(trainer_model, optim, algorithm, 1.0, pad_id=tokenizer.pad_token_id)
+        device = resolve_device(config.train.device, config.engine.backend)
+        self.trainer = PolicyTrainer(trainer_model, optim, algorithm, 1.0, pad_id=tokenizer.pad_token_id, device=device)
+        if config.engine.backend == "hf":  # the hf engine generates where the trainer runs
+            engine_model = engine_model.to(device)
         self.step = 0
         if checkpoint is not None:
             state, trainer_state = load_checkpoint_state(checkpoint)
