@@ -11,16 +11,19 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
-from posttrain.config import AlgorithmConfig, OptimConfig
 from posttrain.rl import aggregate, gspo_loss, kl_penalty, nll_loss, ppo_clip_loss, truncated_importance_weights
 from posttrain.train.logprobs import pad_right, token_logprobs
 from posttrain.train.lora import is_lora, merged_lora_weights
 from posttrain.train.microbatch import shared_prompt_microbatches, token_budget_microbatches
 from posttrain.train.samples import TrainSample
 from posttrain.train.shared_prefix import shareable_prefix_length, shares_prefixes
+
+if TYPE_CHECKING:  # annotations only: the trainer imports without pydantic (scripts/gpu_check.sh)
+    from posttrain.config import AlgorithmConfig, OptimConfig
 
 
 class PolicyTrainer:

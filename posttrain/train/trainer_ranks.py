@@ -21,14 +21,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.distributed as dist
 
-from posttrain.config import AlgorithmConfig, OptimConfig
 from posttrain.train.sharded_checkpoint import load_shards, save_full_model, save_shards
 from posttrain.train.sharded_trainer import ShardedPolicyTrainer
+
+if TYPE_CHECKING:  # annotations only: the trainer imports without pydantic (scripts/gpu_check.sh)
+    from posttrain.config import AlgorithmConfig, OptimConfig
 
 
 @dataclass
