@@ -336,10 +336,21 @@ def machine(device: str) -> dict:
     return record
 
 
+# the batch's shape, passed on to the rank of the nproc step as well: option -> (default, help)
+SHAPE_OPTIONS = {
+    "seed": (0, "the weights' and the batch's seed"),
+    "prompts": (8, "groups (prompts) in the timed batch"),
+    "group_size": (8, "completions per prompt"),
+    "prompt_tokens": (64, "tokens per prompt"),
+    "completion_tokens": (128, "tokens per completion (and per generation)"),
+    "micro_batch_tokens": (8192, "[optim] micro_batch_tokens"),
+}
+
+
 def _shape_args(args) -> list[str]:
-    flags = ["--device", args.device, "--seed", str(args.seed), "--micro-batch-tokens", str(args.micro_batch_tokens)]
-    flags += ["--prompts", str(args.prompts), "--group-size", str(args.group_size)]
-    flags += ["--prompt-tokens", str(args.prompt_tokens), "--completion-tokens", str(args.completion_tokens)]
+    flags = ["--device", args.device]
+    for name in SHAPE_OPTIONS:
+        flags += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     return flags + (["--tiny"] if args.tiny else []) + ([] if args.bf16 else ["--no-bf16"])
 
 
@@ -348,15 +359,11 @@ def parse_args(argv=None):
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument("--tiny", action="store_true", help="a 2-layer model, vocabulary 512 (the CPU dry run)")
     parser.add_argument("--no-bf16", dest="bf16", action="store_false", help="fp32 on the device too")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--prompts", type=int, default=8)
-    parser.add_argument("--group-size", type=int, default=8)
-    parser.add_argument("--prompt-tokens", type=int, default=64)
-    parser.add_argument("--completion-tokens", type=int, default=128)
-    parser.add_argument("--micro-batch-tokens", type=int, default=8192)
-    parser.add_argument("--agreement-prompts", type=int, default=2, help="groups in the CPU-vs-device batch")
+    for name, (default, help_text) in SHAPE_OPTIONS.items():
+        parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=default, help=help_text)
+    parser.add_argument("--agreement-prompts", type=int, default=2, help="groups in the CPU-against-device batch")
     parser.add_argument("--steps", type=int, default=5, help="timed training steps")
-    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--warmup", type=int, default=1, help="untimed steps first")
     parser.add_argument("--nproc-timeout-s", type=float, default=300.0)
     parser.add_argument("--out", type=Path, default=None, help="default: benchmarks/results/gpu_check[_cpu].json")
     parser.add_argument("--rank-step", type=Path, default=None, help=argparse.SUPPRESS)
