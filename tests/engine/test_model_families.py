@@ -198,15 +198,3 @@ def test_a_config_without_eos_stops_at_the_tokenizers_eos(tmp_path, tokenizer, c
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["model_type"] == config.model_type and report["greedy_identical"] is True
-
-
-def test_stop_tokens_follow_generation_config_then_config_then_tokenizer(tokenizer):
-    config = LlamaConfig(**SHAPE)
-    config.eos_token_id = [7, 9]
-    assert tokenizer.eos_token_id not in (7, 9)
-    assert stop_token_ids(config, tokenizer) == [7, 9, tokenizer.eos_token_id]
-    model = AutoModelForCausalLM.from_config(LlamaConfig(**{**NO_SPECIAL_TOKENS, "num_hidden_layers": 1}))
-    model.config.eos_token_id = None  # LlamaConfig's default is 2
-    model.generation_config.eos_token_id = 5
-    assert stop_token_ids(model, tokenizer) == [5, tokenizer.eos_token_id]
-    assert stop_token_ids(model, None) == [5]
