@@ -122,6 +122,7 @@ class _Stage:
             raise PosttrainError("[sft]: no data: demonstrations = 0 and no data files (set demonstrations or data)")
         clean_partial_checkpoints(sd.checkpoints)
         checkpoint = latest_checkpoint(sd.checkpoints) if resume else None
+        device = resolve_device(config.train.device, config.engine.backend)  # a missing GPU: before loading
         trainer_model, engine_model = load_policy_pair(config, weights_from=checkpoint)
         optim = OptimConfig(
             lr=self.sft.lr,
@@ -132,7 +133,6 @@ class _Stage:
             activation_checkpointing=config.optim.activation_checkpointing,
         )
         algorithm = AlgorithmConfig(loss="nll", tis_cap=None, dynamic_sampling=False)
-        device = resolve_device(config.train.device, config.engine.backend)
         self.trainer = PolicyTrainer(trainer_model, optim, algorithm, 1.0, pad_id=tokenizer.pad_token_id, device=device)
         if config.engine.backend == "hf":  # the hf engine generates where the trainer runs
             engine_model = engine_model.to(device)
