@@ -196,3 +196,14 @@ def test_cuda_without_a_gpu_is_one_line_naming_the_key():
         resolve_device("cuda", "hf")
     message = str(error.value)
     assert "\n" not in message and message.startswith('train.device = "cuda"') and 'device = "cpu"' in message
+
+
+@pytest.mark.parametrize(("named", "expected"), [("cpu", "gloo"), ("cuda", "nccl")])
+def test_ranks_join_with_the_backend_for_the_device_their_launcher_named(monkeypatch, named, expected):
+    from posttrain.train.device import DEVICE_ENV
+    from posttrain.train.process_group import backend
+
+    monkeypatch.setenv(DEVICE_ENV, named)
+    assert backend() == expected
+    monkeypatch.delenv(DEVICE_ENV)
+    assert backend() == ("nccl" if torch.cuda.is_available() else "gloo")
