@@ -75,7 +75,8 @@ def train_command(
         "--nproc",
         min=1,
         help="Trainer processes (sets [train] world_size): more than 1 starts them with torch.distributed.run "
-        "and shards the policy over them with FSDP2 (gloo on CPU, NCCL on GPU); rank 0 runs the rollouts.",
+        "and shards the policy over them with FSDP2 (gloo on the CPU, NCCL on CUDA: [train] device); rank 0 runs "
+        "the rollouts.",
     ),
     from_url: str | None = typer.Option(
         None,
@@ -218,7 +219,7 @@ def _run_resumable(
             return
         world_size = checked.run.config.train.world_size
         if world_size > 1 and launched_world_size() == 1:
-            _launch_ranks(verb, config, url or out, resume, world_size)
+            _launch_ranks(verb, config, url or out, resume, world_size, checked.run.config)
         console.print(f"run directory: {out_state(checked.run)}", highlight=False)
         if verb == "train":
             from posttrain.pipeline.driver import train_checked as run
@@ -245,13 +246,17 @@ def _run_resumable(
     print(json.dumps(summary, indent=2))
 
 
-def _launch_ranks(verb: str, config: Path | None, out: Path | str, resume: bool, world_size: int) -> None:
-    """Run this same command as `world_size` ranks under torch.distributed.run; exit with them."""
+def _launch_ranks(verb: str, config: Path | None, out: Path | str, resume: bool, world_size: int, run_config) -> None:
+    """Run this same command as `world_size` ranks under torch.distributed.run, on the device
+    `run_config`'s [train] device resolves to here (NCCL on CUDA, gloo on the CPU); exit with them."""
+    from posttrain.train.device import resolve_device
     from posttrain.train.launch import run_ranks
+
+    device = resolve_device(run_config.train.device, run_config.engine.backend).type
 
     args = [verb, *([str(config)] if config else []), "--out", str(out), *(["--resume"] if resume else [])]
     console.print(f"starting {world_size} trainer processes (torch.distributed.run)", highlight=False)
-    raise typer.Exit(code=run_ranks(world_size, args))
+    raise typer.Exit(code=run_ranks(world_size, args, device))
 
 
 @contextmanager

@@ -387,8 +387,15 @@ class TrainConfig(_Strict):
     world_size: int = Field(
         1,
         ge=1,
-        description="trainer processes: > 1 shards the policy over them with FSDP2 (gloo on CPU, NCCL on GPU), "
-        "launched by torch.distributed.run (`posttrain train --nproc N` sets it); rank 0 drives the run",
+        description="trainer processes: > 1 shards the policy over them with FSDP2 (gloo on the CPU, NCCL on "
+        "CUDA), launched by torch.distributed.run (`posttrain train --nproc N` sets it); rank 0 drives the run",
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto",
+        description="where the trainer runs (the model, optimizer state, micro-batches, logprobs and loss): "
+        'auto: CUDA when torch sees a GPU, except with engine.backend = "builtin" (CPU only: the trainer runs '
+        "its kernels); with [optim] bf16_autocast, CUDA autocasts to bf16 as the CPU does; the hf engine's "
+        "copy of the policy generates on the same device",
     )
 
 
@@ -720,6 +727,11 @@ def _check_pipeline(config: RunConfig) -> None:
         key = "replicas" if config.engine.replicas else "min_replicas"
         raise ValueError(
             f'engine.{key} = {config.engine.replica_start} needs scheduler.executor = "ray" (replicas are Ray actors)'
+        )
+    if config.train.device == "cuda" and config.engine.backend == "builtin":
+        raise ValueError(
+            'train.device = "cuda": the builtin engine runs on the CPU only (and the trainer beside it runs its '
+            'kernels); on a GPU machine rollouts go to engine.backend = "hf" (or vLLM), or set device = "cpu"'
         )
     if config.engine.backend != "hf":
         return

@@ -142,3 +142,17 @@ def test_scale_out_settings_that_cannot_work_are_refused_by_name(tmp_path, extra
     with pytest.raises(ConfigError, match=message) as err:
         load_config(path)
     assert str(err.value).startswith(str(path))
+
+
+def test_train_device_defaults_to_auto_and_cuda_with_the_builtin_engine_is_one_line(tmp_path):
+    assert load_config(write(tmp_path, MINIMAL)).train.device == "auto"
+    assert (
+        load_config(write(tmp_path, MINIMAL + '[engine]\nbackend = "hf"\n[train]\ndevice = "cuda"\n')).train.device
+        == "cuda"
+    )
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, MINIMAL + '[train]\ndevice = "cuda"\n'))
+    message = str(err.value)
+    assert "\n" not in message and 'train.device = "cuda"' in message and 'engine.backend = "hf"' in message
+    with pytest.raises(ConfigError, match="train.device: Input should be 'auto', 'cpu' or 'cuda'"):
+        load_config(write(tmp_path, MINIMAL + '[train]\ndevice = "gpu"\n'))

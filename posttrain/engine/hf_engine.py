@@ -11,6 +11,7 @@ import torch
 from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 from posttrain.engine.interface import Completion, GenerationRequest, SamplingParams
+from posttrain.models.stop_tokens import stop_token_ids
 
 
 class HFEngine:
@@ -28,7 +29,7 @@ class HFEngine:
         self.max_batch_size = max_batch_size
         self.version = version
         self.pad_token_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        self.eos_token_ids = _eos_ids(model, tokenizer)
+        self.eos_token_ids = stop_token_ids(model, tokenizer)
 
     def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
         params = dict(self.model.named_parameters())
@@ -61,11 +62,12 @@ class HFEngine:
     ) -> list[Completion]:
         prompts = [request.prompt_token_ids for _, request, _ in chunk]
         width = max(len(p) for p in prompts)
-        input_ids = torch.full((len(prompts), width), self.pad_token_id, dtype=torch.long)
-        attention_mask = torch.zeros((len(prompts), width), dtype=torch.long)
-        for row, prompt in enumerate(prompts):
-            input_ids[row, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
-            attention_mask[row, width - len(prompt) :] = 1
+        # left padding; made on the model's device (a GPU's, when the policy is there)
+        device = self.model.device
+        padded = [[self.pad_token_id] * (width - len(p)) + list(p) for p in prompts]
+        masks = [[0] * (width - len(p)) + [1] * len(p) for p in prompts]
+        input_ids = torch.tensor(padded, dtype=torch.long, device=device)
+        attention_mask = torch.tensor(masks, dtype=torch.long, device=device)
 
         stop_ids = list(dict.fromkeys([*self.eos_token_ids, *params.stop_token_ids]))
         greedy = params.temperature == 0
@@ -151,15 +153,3 @@ def _batch_seed(chunk: list[tuple[int, GenerationRequest, int]]) -> int | None:
         return None
     digest = hashlib.sha256(repr(seeds).encode()).digest()
     return int.from_bytes(digest[:8], "little") & 0x7FFF_FFFF_FFFF_FFFF
-
-
-def _eos_ids(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> list[int]:
-    ids: list[int] = []
-    for source in (getattr(model, "generation_config", None), model.config):
-        value = getattr(source, "eos_token_id", None) if source is not None else None
-        if value is None:
-            continue
-        ids.extend(value if isinstance(value, list) else [value])
-    if tokenizer.eos_token_id is not None:
-        ids.append(tokenizer.eos_token_id)
-    return list(dict.fromkeys(ids))

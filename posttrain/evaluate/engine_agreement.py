@@ -22,6 +22,7 @@ from transformers import AutoConfig
 from posttrain.engine.builtin.model_families import UnsupportedModelError, check_supported
 from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.models.loading import TINY_LLAMA, load_model, load_tokenizer, resolve_model_dir, tiny_llama_config
+from posttrain.models.stop_tokens import stop_token_ids
 from posttrain.models.token_ids import chat_prompt_ids, token_ids
 
 PROMPTS = (
@@ -90,9 +91,10 @@ def verify_engine(spec: str, max_tokens: int = 16, progress=None) -> dict:
     completions = engine.generate([GenerationRequest(str(i), p, params) for i, p in enumerate(prompts)])
     if progress:
         progress("builtin engine done")
+    stops = set(stop_token_ids(model, tokenizer))
     mismatches = []
     for index, (prompt, completion) in enumerate(zip(prompts, completions)):
-        if transformers_greedy(model, prompt, max_tokens, engine.eos_token_ids) != completion.token_ids:
+        if transformers_greedy(model, prompt, max_tokens, stops) != completion.token_ids:
             mismatches.append(index)
     if progress:
         progress("transformers done")

@@ -189,14 +189,17 @@ def load_trainer_model(spec: str, seed: int, engine_backend: str):
 
 def warn_if_bf16_is_emulated(config: RunConfig) -> None:
     """bf16 settings are the user's choice, but on a CPU that emulates bf16 (AVX2-only) they
-    make every step hundreds of times slower: say so before the run starts."""
+    make every step hundreds of times slower: say so before the run starts. The trainer's
+    autocast runs on its device: on CUDA, the CPU's bf16 does not matter to it."""
     from rich.markup import escape
 
     from posttrain import cpu
     from posttrain.console import console
+    from posttrain.train.device import resolve_device
 
+    trainer_on_cpu = resolve_device(config.train.device, config.engine.backend).type == "cpu"
     for what, wanted in (
-        ("[optim] bf16_autocast", config.optim.bf16_autocast),
+        ("[optim] bf16_autocast", config.optim.bf16_autocast and trainer_on_cpu),
         ('[model] dtype = "bfloat16"', config.model.dtype == "bfloat16"),
     ):
         message = cpu.slow_bf16_warning(what) if wanted else None

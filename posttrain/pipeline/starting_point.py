@@ -23,6 +23,7 @@ from posttrain.train.checkpoint import (
     load_pipeline_state,
     restore_rng_state,
 )
+from posttrain.train.device import resolve_device
 from posttrain.train.sharded_checkpoint import has_shards, load_shards
 from posttrain.train.trainer import PolicyTrainer
 from posttrain.train.trainer_ranks import TrainerRanks, TrainerRecipe
@@ -50,8 +51,9 @@ def starting_point(
     checkpoint = latest_checkpoint(checkpoints) if resume else None
     clean_partial_checkpoints(checkpoints)
     reference_spec = str(initial_weights) if initial_weights else config.model.name
+    device = resolve_device(config.train.device, config.engine.backend)
     if config.train.world_size > 1:
-        trainer, engine_model = _trainer_ranks(config, checkpoint, initial_weights, reference_spec, tokenizer)
+        trainer, engine_model = _trainer_ranks(config, checkpoint, initial_weights, reference_spec, tokenizer, device)
     else:
         trainer_model, engine_model = load_policy_pair(config, weights_from=checkpoint or initial_weights)
         reference = (
@@ -64,7 +66,10 @@ def starting_point(
             config.rollout.temperature,
             pad_id=tokenizer.pad_token_id,
             reference_model=reference,
+            device=device,
         )
+    if config.engine.backend == "hf":  # the hf engine generates where the trainer runs (the builtin: CPU only)
+        engine_model = engine_model.to(device)
     start = StartingPoint(trainer, engine_model)
     if checkpoint is not None:
         state, trainer_state = load_checkpoint_state(checkpoint)
@@ -82,7 +87,12 @@ def starting_point(
 
 
 def _trainer_ranks(
-    config: RunConfig, checkpoint: Path | None, initial_weights: Path | None, reference_spec: str, tokenizer
+    config: RunConfig,
+    checkpoint: Path | None,
+    initial_weights: Path | None,
+    reference_spec: str,
+    tokenizer,
+    device: torch.device,
 ) -> tuple[TrainerRanks, torch.nn.Module]:
     """This process is rank 0 of `train.world_size` trainer ranks: start the sharded trainer on
     all of them (from the checkpoint's shards when resuming) and load the engine's copy here."""
@@ -107,5 +117,6 @@ def _trainer_ranks(
         tokenizer.pad_token_id,
         partial(load_model, reference_spec, "float32", config.seed) if config.algorithm.kl_coef > 0 else None,
         shards_from=checkpoint,
+        device=device.type,
     )
     return TrainerRanks.start(recipe), load_model(spec, config.model.dtype, seed=config.seed)

@@ -191,6 +191,10 @@ def check_run(
         raise PosttrainError(f"{config_path or run.run_dir.config}: no [sft] table; posttrain sft needs one")
     if run.config.engine.backend == "builtin":
         check_builtin_family(run.config.model.name)
+    if run.config.train.device == "cuda":  # a GPU asked for by name must be here (torch loads only then)
+        from posttrain.train.device import resolve_device
+
+        resolve_device(run.config.train.device, run.config.engine.backend)
     sources = build_sources(run.config, run.config_dir)
     mixture = build_mixture(run.config, run.config_dir, sources=sources, gate=False)
     if run.config.sft is not None:

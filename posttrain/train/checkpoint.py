@@ -86,7 +86,9 @@ def latest_checkpoint(checkpoints: Path) -> Path | None:
 
 def load_checkpoint_state(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     state = json.loads((path / "state.json").read_text())
-    trainer_state = torch.load(path / "trainer_state.pt", weights_only=False)
+    # tensors onto the CPU whichever device wrote them; the optimizer's load_state_dict moves its
+    # state beside the parameters (a CUDA run resumes on a CPU machine, and the other way round)
+    trainer_state = torch.load(path / "trainer_state.pt", map_location="cpu", weights_only=False)
     return state, trainer_state
 
 
@@ -94,7 +96,7 @@ def load_pipeline_state(path: Path) -> dict[str, Any] | None:
     """The newest of the checkpoint's pipeline states: pipeline_state.pt, or one saved later
     at the same step (save_pipeline_state)."""
     files = pipeline_state_files(path)
-    return torch.load(files[-1], weights_only=False) if files else None
+    return torch.load(files[-1], map_location="cpu", weights_only=False) if files else None
 
 
 def pipeline_state_files(path: Path) -> list[Path]:

@@ -4,8 +4,11 @@ run torchrun yourself on each (`--nnodes`, `--rdzv-endpoint`, `-m posttrain.cli 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+
+from posttrain.train.device import DEVICE_ENV
 
 
 def torchrun_command(nproc: int, posttrain_args: list[str]) -> list[str]:
@@ -21,7 +24,9 @@ def torchrun_command(nproc: int, posttrain_args: list[str]) -> list[str]:
     ]
 
 
-def run_ranks(nproc: int, posttrain_args: list[str]) -> int:
-    """Run `posttrain POSTTRAIN_ARGS` as `nproc` ranks; their exit code (torchrun stops every
-    rank when one fails)."""
-    return subprocess.run(torchrun_command(nproc, posttrain_args), check=False).returncode
+def run_ranks(nproc: int, posttrain_args: list[str], device: str = "cpu") -> int:
+    """Run `posttrain POSTTRAIN_ARGS` as `nproc` ranks training on `device` ("cpu" or "cuda":
+    each rank then joins with gloo or NCCL); their exit code (torchrun stops every rank when one
+    fails)."""
+    env = {**os.environ, DEVICE_ENV: device}
+    return subprocess.run(torchrun_command(nproc, posttrain_args), check=False, env=env).returncode

@@ -10,14 +10,15 @@ import torch
 from posttrain.train.shared_prefix import prefix_cache
 
 
-def pad_right(sequences: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+def pad_right(
+    sequences: list[list[int]], pad_id: int, device: torch.device | str = "cpu"
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token ids padded on the right with `pad_id`, and the attention mask; built as lists and
+    made tensors on `device` at once (one copy to a GPU, not one per row)."""
     width = max(len(s) for s in sequences)
-    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(sequences), width), dtype=torch.long)
-    for row, seq in enumerate(sequences):
-        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-        mask[row, : len(seq)] = 1
-    return ids, mask
+    ids = [list(seq) + [pad_id] * (width - len(seq)) for seq in sequences]
+    mask = [[1] * len(seq) + [0] * (width - len(seq)) for seq in sequences]
+    return torch.tensor(ids, dtype=torch.long, device=device), torch.tensor(mask, dtype=torch.long, device=device)
 
 
 def token_logprobs(
@@ -43,7 +44,8 @@ def token_logprobs(
     values (shared_prefix.py): the same logprobs, to the bit."""
     width = input_ids.shape[1]
     keep = width - first_position  # logits for positions first_position .. width-1
-    autocast = torch.autocast("cpu", dtype=torch.bfloat16) if bf16_autocast else nullcontext()
+    # on the model's device: the CPU's autocast on the CPU, CUDA's on a GPU
+    autocast = torch.autocast(input_ids.device.type, dtype=torch.bfloat16) if bf16_autocast else nullcontext()
     with autocast:
         if prefix_length:
             cache = prefix_cache(model, input_ids[0, :prefix_length], input_ids.shape[0])

@@ -11,10 +11,13 @@ logprob gap of a LoRA run is float noise (~1e-6), not 0.0, and `logprob_mismatch
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import torch
 
-from posttrain.config import LoraConfig
+if TYPE_CHECKING:  # annotations only: the trainer imports without pydantic (scripts/gpu_check.sh)
+    from posttrain.config import LoraConfig
+
 
 ADAPTER = "default"
 

@@ -9,6 +9,8 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 
+from posttrain.train.device import DEVICE_ENV
+
 
 def launched_world_size() -> int:
     """How many trainer processes torchrun started (1 when this process was not started by it)."""
@@ -20,15 +22,19 @@ def launched_rank() -> int:
 
 
 def backend() -> str:
-    """NCCL where there is a GPU, gloo on CPU (FSDP2 runs on both)."""
-    return "nccl" if torch.cuda.is_available() else "gloo"
+    """NCCL for a trainer on CUDA, gloo on the CPU (FSDP2 runs on both). The trainer's device is
+    the one its launcher named (DEVICE_ENV, set by `posttrain train --nproc N`); ranks started
+    by hand without it use NCCL where there is a GPU."""
+    named = os.environ.get(DEVICE_ENV)
+    on_cuda = named == "cuda" if named else torch.cuda.is_available()
+    return "nccl" if on_cuda else "gloo"
 
 
 def join_process_group() -> None:
     """Join the group torchrun set up (once; a no-op when already joined)."""
     if dist.is_initialized():
         return
-    if torch.cuda.is_available():
+    if backend() == "nccl":
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
     dist.init_process_group(backend())
 

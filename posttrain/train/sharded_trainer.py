@@ -20,6 +20,7 @@ from collections.abc import Iterator
 
 import torch
 import torch.distributed as dist
+from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import FSDPModule, fully_shard
 
 from posttrain.train.microbatch import token_budget_microbatches
@@ -28,13 +29,18 @@ from posttrain.train.samples import TrainSample
 from posttrain.train.trainer import PolicyTrainer, StepTotals
 
 
-def shard_model(model: torch.nn.Module) -> torch.nn.Module:
-    """FSDP2 in place: each decoder layer is a unit (its parameters are gathered for its own
-    forward and backward only), the rest (embeddings, final norm, head) the root unit. Gradients
-    are summed over ranks (the loss is already normalized by the whole batch)."""
+def shard_model(model: torch.nn.Module, device: torch.device | str = "cpu") -> torch.nn.Module:
+    """FSDP2 in place, on `device` (the model is moved there first): each decoder layer is a unit
+    (its parameters are gathered for its own forward and backward only), the rest (embeddings,
+    final norm, head) the root unit. Gradients are summed over ranks (the loss is already
+    normalized by the whole batch). The mesh is named, not FSDP's default (the machine's
+    accelerator): a CPU trainer on a GPU machine shards on the CPU."""
+    device = torch.device(device)
+    model.to(device)
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))
     for layer in model.model.layers:
-        fully_shard(layer)
-    fully_shard(model)
+        fully_shard(layer, mesh=mesh)
+    fully_shard(model, mesh=mesh)
     for module in model.modules():
         if isinstance(module, FSDPModule):
             module.set_gradient_divide_factor(1.0)
@@ -43,11 +49,11 @@ def shard_model(model: torch.nn.Module) -> torch.nn.Module:
 
 
 class ShardedPolicyTrainer(PolicyTrainer):
-    def __init__(self, model: torch.nn.Module, *args, **kwargs) -> None:
+    def __init__(self, model: torch.nn.Module, *args, device: torch.device | str = "cpu", **kwargs) -> None:
         if not dist.is_initialized():
             raise RuntimeError("ShardedPolicyTrainer needs a torch.distributed process group")
         self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
-        super().__init__(shard_model(model), *args, **kwargs)
+        super().__init__(shard_model(model, device), *args, device=device, **kwargs)
         self.share_prefixes = False
 
     def named_weights(self) -> Iterator[tuple[str, torch.Tensor]]:
@@ -72,9 +78,10 @@ class ShardedPolicyTrainer(PolicyTrainer):
 
     def _combine_totals(self, totals: StepTotals) -> None:
         keys = sorted(totals.sums)
-        summed = torch.tensor([totals.loss, *(totals.sums[k] for k in keys)], dtype=torch.float64)
+        # on the trainer's device: NCCL reduces only GPU tensors
+        summed = torch.tensor([totals.loss, *(totals.sums[k] for k in keys)], dtype=torch.float64, device=self.device)
         dist.all_reduce(summed)
-        largest = torch.tensor([totals.mismatch_max], dtype=torch.float64)
+        largest = torch.tensor([totals.mismatch_max], dtype=torch.float64, device=self.device)
         dist.all_reduce(largest, op=dist.ReduceOp.MAX)
         totals.loss = float(summed[0])
         totals.sums = {k: float(v) for k, v in zip(keys, summed[1:])}

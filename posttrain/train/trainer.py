@@ -11,16 +11,19 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
-from posttrain.config import AlgorithmConfig, OptimConfig
 from posttrain.rl import aggregate, gspo_loss, kl_penalty, nll_loss, ppo_clip_loss, truncated_importance_weights
 from posttrain.train.logprobs import pad_right, token_logprobs
 from posttrain.train.lora import is_lora, merged_lora_weights
 from posttrain.train.microbatch import shared_prompt_microbatches, token_budget_microbatches
 from posttrain.train.samples import TrainSample
 from posttrain.train.shared_prefix import shareable_prefix_length, shares_prefixes
+
+if TYPE_CHECKING:  # annotations only: the trainer imports without pydantic (scripts/gpu_check.sh)
+    from posttrain.config import AlgorithmConfig, OptimConfig
 
 
 class PolicyTrainer:
@@ -32,13 +35,17 @@ class PolicyTrainer:
         temperature: float,
         pad_id: int,
         reference_model: torch.nn.Module | None = None,
+        device: torch.device | str = "cpu",
     ) -> None:
-        self.model = model
+        # the model, its optimizer state (made beside the parameters), every batch tensor and the
+        # loss live here: train/device.py resolves [train] device
+        self.device = torch.device(device)
+        self.model = model.to(self.device)
         self.optim_cfg = optim
         self.algo = algorithm
         self.temperature = temperature
         self.pad_id = pad_id
-        self.reference_model = reference_model
+        self.reference_model = reference_model.to(self.device) if reference_model is not None else None
         self.last_token_values: list[tuple[list[float], list[float] | None] | None] = []  # see step()
         if algorithm.kl_coef > 0 and reference_model is None:
             raise ValueError("kl_coef > 0 needs a reference model")
@@ -159,18 +166,20 @@ class PolicyTrainer:
         return totals
 
     def _batch_tensors(self, samples: list[TrainSample], indices: list[int]):
-        ids, mask = pad_right([samples[i].prompt_ids + samples[i].completion_ids for i in indices], self.pad_id)
-        # loss_mask[:, t] marks logprob positions that predict completion tokens.
-        loss_mask = torch.zeros((len(indices), ids.shape[1] - 1))
-        engine = torch.zeros_like(loss_mask)
-        for row, i in enumerate(indices):
+        sequences = [samples[i].prompt_ids + samples[i].completion_ids for i in indices]
+        ids, mask = pad_right(sequences, self.pad_id, self.device)
+        # loss_mask[:, t] marks logprob positions that predict completion tokens; engine holds the
+        # engine's logprobs there. Rows are built as lists and made tensors on the device at once.
+        width = ids.shape[1] - 1
+        loss_rows, engine_rows = [], []
+        for i in indices:
             sample = samples[i]
             start, n = len(sample.prompt_ids) - 1, len(sample.completion_ids)
-            own = (
-                torch.tensor(sample.completion_mask, dtype=loss_mask.dtype) if sample.completion_mask is not None else 1
-            )
-            loss_mask[row, start : start + n] = own
-            engine[row, start : start + n] = torch.tensor(sample.engine_logprobs) * own
+            own = sample.completion_mask if sample.completion_mask is not None else [1] * n
+            loss_rows.append([0.0] * start + [float(m) for m in own] + [0.0] * (width - start - n))
+            engine_rows.append([0.0] * start + list(sample.engine_logprobs) + [0.0] * (width - start - n))
+        loss_mask = torch.tensor(loss_rows, dtype=torch.float32, device=self.device)
+        engine = torch.tensor(engine_rows, dtype=torch.float32, device=self.device) * loss_mask
         return ids, mask, loss_mask, engine
 
     def _microbatches(self, samples: list[TrainSample]) -> list[list[int]]:
@@ -213,7 +222,7 @@ class PolicyTrainer:
         ids, mask, loss_mask, engine_lp = self._batch_tensors(samples, indices)
         logprobs, entropy = self._token_logprobs(self.model, samples, indices, prefix, ids, mask, first_epoch)
         old = torch.stack([old_logprobs[i] for i in indices]) if old_logprobs else logprobs.detach()
-        advantages = torch.tensor([samples[i].advantage for i in indices], dtype=torch.float32)
+        advantages = torch.tensor([samples[i].advantage for i in indices], dtype=torch.float32, device=self.device)
         weights = None
         if self.algo.tis_cap is not None:
             weights = truncated_importance_weights(old, engine_lp, self.algo.tis_cap) * loss_mask

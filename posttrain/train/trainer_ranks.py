@@ -21,14 +21,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.distributed as dist
 
-from posttrain.config import AlgorithmConfig, OptimConfig
 from posttrain.train.sharded_checkpoint import load_shards, save_full_model, save_shards
 from posttrain.train.sharded_trainer import ShardedPolicyTrainer
+
+if TYPE_CHECKING:  # annotations only: the trainer imports without pydantic (scripts/gpu_check.sh)
+    from posttrain.config import AlgorithmConfig, OptimConfig
 
 
 @dataclass
@@ -43,11 +45,18 @@ class TrainerRecipe:
     pad_id: int
     reference_factory: Callable[[], torch.nn.Module] | None = None
     shards_from: Path | None = None  # a checkpoint directory to resume the model and optimizer from
+    device: str = "cpu"  # the resolved [train] device (train/device.py), the same on every rank
 
     def build(self) -> ShardedPolicyTrainer:
         reference = self.reference_factory().eval() if self.reference_factory else None
         trainer = ShardedPolicyTrainer(
-            self.model_factory(), self.optim, self.algorithm, self.temperature, self.pad_id, reference_model=reference
+            self.model_factory(),
+            self.optim,
+            self.algorithm,
+            self.temperature,
+            self.pad_id,
+            reference_model=reference,
+            device=self.device,
         )
         if self.shards_from is not None:
             load_shards(self.shards_from, trainer.model, trainer.optimizer)

@@ -37,6 +37,7 @@ GOOD = '[model]\nname = "tiny-llama"\n[[domains]]\nname = "a"\nsource = "reasoni
         (GOOD + "[optim]\nlearning_rate = 1e-5\n", "optim.learning_rate: unknown key (did you mean lr?)"),
         (GOOD.replace('"tiny-llama"', '"/nonexistent/model"'), "model '/nonexistent/model': no config.json"),
         (GOOD.replace("reasoning-gym:basic_arithmetic", "jsonl:missing.jsonl"), "missing.jsonl does not exist"),
+        (GOOD + '[train]\ndevice = "cuda"\n', 'train.device = "cuda": the builtin engine runs on the CPU only'),
     ],
 )
 def test_bad_input_is_one_clear_line(tmp_path, text, expected):
@@ -44,6 +45,17 @@ def test_bad_input_is_one_clear_line(tmp_path, text, expected):
     config.write_text(text)
     line = one_error_line(run_cli("train", str(config), "--out", str(tmp_path / "run")))
     assert expected in line
+
+
+def test_cuda_on_a_machine_without_a_gpu_is_one_line_naming_the_key(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    config = tmp_path / "cuda.toml"
+    config.write_text(GOOD + '[engine]\nbackend = "hf"\n[train]\ndevice = "cuda"\n')
+    line = one_error_line(run_cli("train", str(config), "--out", str(tmp_path / "run")))
+    assert 'train.device = "cuda": torch sees no CUDA GPU' in line and 'set device = "cpu"' in line
 
 
 def test_missing_config_file(tmp_path):

@@ -29,6 +29,7 @@ from posttrain.engine.builtin.model_families import SUPPORTED, UnsupportedModelE
 from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.evaluate.engine_agreement import verify_engine
 from posttrain.models.loading import load_model
+from posttrain.models.stop_tokens import stop_token_ids
 from posttrain.models.token_ids import chat_prompt_ids
 from posttrain.pipeline.driver import train
 from posttrain.train.samples import TrainSample
@@ -178,3 +179,22 @@ def test_verify_command_prints_the_report(family_dirs):
     report = json.loads(result.stdout)
     assert {"model_type", "greedy_identical", "prompts", "logprob_mismatch_max", "supported"} <= set(report)
     assert report["model_type"] == "qwen3" and report["greedy_identical"] is True
+
+
+NO_SPECIAL_TOKENS = {k: v for k, v in SHAPE.items() if k not in ("bos_token_id", "eos_token_id", "pad_token_id")}
+
+
+@pytest.mark.parametrize("config_class", [Qwen2Config, Qwen3Config])
+def test_a_config_without_eos_stops_at_the_tokenizers_eos(tmp_path, tokenizer, config_class):
+    """transformers' default Qwen2Config() and Qwen3Config() have no eos_token_id: saved as they
+    are, the stop tokens come from the tokenizer, and `engine verify` reports instead of failing."""
+    config = config_class(**NO_SPECIAL_TOKENS, tie_word_embeddings=True)
+    assert config.eos_token_id is None
+    path = save_tiny(config.model_type, config, tmp_path, tokenizer)
+    model = load_model(str(path))
+    assert model.generation_config.eos_token_id is None and model.config.eos_token_id is None
+    assert stop_token_ids(model, tokenizer) == [tokenizer.eos_token_id]
+    result = CliRunner().invoke(app, ["engine", "verify", f"hf:{path}", "--max-tokens", "4"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["model_type"] == config.model_type and report["greedy_identical"] is True

@@ -44,6 +44,7 @@ from posttrain.train.checkpoint import (
     restore_rng_state,
     save_checkpoint,
 )
+from posttrain.train.device import resolve_device
 from posttrain.train.trainer import PolicyTrainer, finite_or_raise
 
 
@@ -121,6 +122,7 @@ class _Stage:
             raise PosttrainError("[sft]: no data: demonstrations = 0 and no data files (set demonstrations or data)")
         clean_partial_checkpoints(sd.checkpoints)
         checkpoint = latest_checkpoint(sd.checkpoints) if resume else None
+        device = resolve_device(config.train.device, config.engine.backend)  # a missing GPU: before loading
         trainer_model, engine_model = load_policy_pair(config, weights_from=checkpoint)
         optim = OptimConfig(
             lr=self.sft.lr,
@@ -131,7 +133,9 @@ class _Stage:
             activation_checkpointing=config.optim.activation_checkpointing,
         )
         algorithm = AlgorithmConfig(loss="nll", tis_cap=None, dynamic_sampling=False)
-        self.trainer = PolicyTrainer(trainer_model, optim, algorithm, 1.0, pad_id=tokenizer.pad_token_id)
+        self.trainer = PolicyTrainer(trainer_model, optim, algorithm, 1.0, pad_id=tokenizer.pad_token_id, device=device)
+        if config.engine.backend == "hf":  # the hf engine generates where the trainer runs
+            engine_model = engine_model.to(device)
         self.step = 0
         if checkpoint is not None:
             state, trainer_state = load_checkpoint_state(checkpoint)
