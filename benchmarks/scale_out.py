@@ -12,7 +12,7 @@ episode waits on its sandbox) is placed:
     recovery    as two_nodes; node B is SIGKILLed (raylet and workers) after `kill_after` steps
 
 Ray's own health-check settings are used (what a user gets). The recovery figures are seconds
-from the SIGKILL: until the scheduler saw the workers die (`death_noticed_s`), until the next
+from the SIGKILL: until the dispatcher saw the workers die (`death_noticed_s`), until the next
 rollout finished (`next_rollout_s`), until the next training step (`next_step_s`).
 
     python benchmarks/scale_out.py [--size tiny|small] --out benchmarks/results/scale_out.json
@@ -78,7 +78,7 @@ micro_batch_tokens = 256
 steps = {steps}
 checkpoint_every = {steps}
 
-[scheduler]
+[dispatch]
 executor = "ray"
 address = "auto"
 workers = {workers}
@@ -124,7 +124,7 @@ def run_arm(name: str, size: dict, work: Path, resource: str, chaos=None) -> dic
         "steps_per_hour_after_first": round(len(later) / sum(later) * 3600, 1),
         "step_s_median": round(statistics.median(r["step_s"] for r in records), 3),
         "worker_nodes_used": len(nodes),
-        "scheduler": summary["pipeline"]["scheduler"],
+        "dispatch": summary["pipeline"]["dispatch"],
         "load_average_1min": round(os.getloadavg()[0], 2),
     }
 
@@ -133,7 +133,7 @@ def lose_node(node, kill_after: int, figures: dict):
     """SIGKILL `node` once `kill_after` steps are recorded, then time what the run does next."""
 
     def chaos(out: Path) -> None:
-        metrics, status = out / "metrics.jsonl", out / "scheduler.json"
+        metrics, status = out / "metrics.jsonl", out / "dispatch.json"
 
         def steps() -> int:
             return len(metrics.read_text().splitlines()) if metrics.is_file() else 0
@@ -182,8 +182,8 @@ def main() -> None:
 def run_cluster(size: dict, work: Path) -> dict:
     import ray
 
-    from posttrain.scheduler.local_cluster import RayNode, start_head
-    from posttrain.scheduler.ray_worker import ensure_ray
+    from posttrain.dispatch.local_cluster import RayNode, start_head
+    from posttrain.dispatch.ray_worker import ensure_ray
 
     half = size["workers"] // 2
     temp = Path(tempfile.mkdtemp(prefix="ptray-", dir="/tmp"))

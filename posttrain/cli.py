@@ -363,8 +363,8 @@ def _register_subcommands() -> None:
     app.add_typer(
         trajectories_app, name="trajectories", short_help="A run's stored samples: export as JSONL or Parquet."
     )
+    from posttrain.dispatch.cli import app as jobs_app
     from posttrain.pipeline.cli import submit_command
-    from posttrain.scheduler.cli import app as jobs_app
 
     app.command("submit", short_help="Submit a training run to a Ray cluster; prints the job id at once.")(
         submit_command

@@ -4,6 +4,7 @@ rejected with the file, the key and the reason."""
 from __future__ import annotations
 
 import re
+import sys
 import tomllib
 import typing
 from pathlib import Path
@@ -107,7 +108,7 @@ class EngineConfig(_Strict):
         0,
         ge=0,
         description="rollouts on this many builtin-engine replicas, each a Ray actor serving workers over TCP "
-        '(needs scheduler.executor = "ray"); a fixed number, or where min_replicas/max_replicas start; '
+        '(needs dispatch.executor = "ray"); a fixed number, or where min_replicas/max_replicas start; '
         "0: the one engine in the driver",
     )
     replica_resources: dict[str, float] = Field(
@@ -121,7 +122,7 @@ class EngineConfig(_Strict):
         ge=1,
         description="elastic replicas: the fewest engine replicas; with max_replicas their number follows the "
         "rollout work queue (grows when it is long for the replicas' jobs_per_replica, lets replicas unneeded "
-        "for scheduler.idle_timeout_s go); replicas, if set, is where it starts",
+        "for dispatch.idle_timeout_s go); replicas, if set, is where it starts",
     )
     max_replicas: int | None = Field(None, ge=1, description="elastic replicas: the most engine replicas")
     jobs_per_replica: int = Field(
@@ -399,8 +400,8 @@ class TrainConfig(_Strict):
     )
 
 
-class SchedulerConfig(_Strict):
-    """Where rollout jobs run (`[scheduler]`): the same config runs on either executor."""
+class DispatchConfig(_Strict):
+    """Where rollout jobs run (`[dispatch]`): the same config runs on either executor."""
 
     executor: Literal["local", "ray"] = Field(
         "local",
@@ -439,7 +440,7 @@ class SchedulerConfig(_Strict):
     idle_timeout_s: float = Field(10.0, gt=0, description="elastic pool: a worker idle this long is let go")
 
     @model_validator(mode="after")
-    def _elastic_bounds(self) -> SchedulerConfig:
+    def _elastic_bounds(self) -> DispatchConfig:
         if (self.min_workers is None) != (self.max_workers is None):
             raise ValueError("min_workers and max_workers go together (the elastic pool needs both bounds)")
         if self.min_workers is not None and self.min_workers > self.max_workers:
@@ -594,7 +595,7 @@ class LoggingConfig(_Strict):
     every numeric value of the record as a scalar at its step (docs/dashboard.md).
     wandb: a Weights & Biases run in RUN_DIR/wandb/ (offline by default: no network, no account;
     `wandb sync` uploads it later), the same values at their steps and the run config.
-    metrics_port: the run serves Prometheus /metrics while it trains (engine and scheduler
+    metrics_port: the run serves Prometheus /metrics while it trains (engine and dispatcher
     queues, workers, retries, the latest step's record)."""
 
     report_to: list[Literal["tensorboard", "wandb"]] = Field(
@@ -667,7 +668,7 @@ class RunConfig(_Strict):
         "sync",
         description="sync: generate, then train; async: generation and training overlap under [async] max_staleness",
     )
-    scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
+    dispatch: DispatchConfig = Field(default_factory=DispatchConfig)
     async_: AsyncConfig = Field(default_factory=AsyncConfig, alias="async")
     quarantine: str | None = Field(
         None,
@@ -723,10 +724,10 @@ def _check_pipeline(config: RunConfig) -> None:
             'mode = "async" trains on samples from older policies: it needs the importance '
             "correction against the engine's logprobs, algorithm.tis_cap (e.g. 2.0)"
         )
-    if config.engine.replica_start and config.scheduler.executor != "ray":
+    if config.engine.replica_start and config.dispatch.executor != "ray":
         key = "replicas" if config.engine.replicas else "min_replicas"
         raise ValueError(
-            f'engine.{key} = {config.engine.replica_start} needs scheduler.executor = "ray" (replicas are Ray actors)'
+            f'engine.{key} = {config.engine.replica_start} needs dispatch.executor = "ray" (replicas are Ray actors)'
         )
     if config.train.device == "cuda" and config.engine.backend == "builtin":
         raise ValueError(
@@ -740,9 +741,9 @@ def _check_pipeline(config: RunConfig) -> None:
             'mode = "async" needs engine.backend = "builtin" (the hf backend cannot serve '
             "generations while the trainer steps)"
         )
-    if config.scheduler.executor == "ray" or config.scheduler.worker_kind == "process":
+    if config.dispatch.executor == "ray" or config.dispatch.worker_kind == "process":
         raise ValueError(
-            'scheduler.executor = "ray" and scheduler.worker_kind = "process" need engine.backend = '
+            'dispatch.executor = "ray" and dispatch.worker_kind = "process" need engine.backend = '
             '"builtin"; with hf the synchronous loop generates in one batch, in this process'
         )
 
@@ -838,7 +839,16 @@ def format_validation_error(path: Path | str, error: ValidationError) -> str:
     return "\n".join(lines)
 
 
+RENAMED_TABLES = {"scheduler": "dispatch"}  # old name -> new: the old one still loads, with a line saying so
+
+
 def parse_config(data: dict[str, Any], path: Path | str = "<config>") -> RunConfig:
+    for old, new in RENAMED_TABLES.items():
+        if old in data:
+            if new in data:
+                raise ConfigError(f"{path}: [{old}] and [{new}] are the same table ([{old}] is its old name); keep one")
+            data = {(new if key == old else key): value for key, value in data.items()}
+            print(f"{path}: [{old}] is now called [{new}]; the old name still works", file=sys.stderr)
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:

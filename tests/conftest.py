@@ -43,7 +43,7 @@ LONGEST_FIRST = (
     "engine/service/test_elastic_replicas.py",
     "engine/service/test_engine_replicas.py",
     "engine/test_builtin_engine.py",
-    "scheduler/test_ray_cluster.py",
+    "dispatch/test_ray_cluster.py",
     "train/test_shared_prefix.py",
 )
 

@@ -156,3 +156,16 @@ def test_train_device_defaults_to_auto_and_cuda_with_the_builtin_engine_is_one_l
     assert "\n" not in message and 'train.device = "cuda"' in message and 'engine.backend = "hf"' in message
     with pytest.raises(ConfigError, match="train.device: Input should be 'auto', 'cpu' or 'cuda'"):
         load_config(write(tmp_path, MINIMAL + '[train]\ndevice = "gpu"\n'))
+
+
+def test_the_old_scheduler_table_loads_as_dispatch_with_a_line_saying_so(tmp_path, capsys):
+    from posttrain.config import ConfigError, load_config
+
+    path = tmp_path / "old.toml"
+    domain = '[[domains]]\nname = "a"\nsource = "reasoning-gym:basic_arithmetic"\n'
+    path.write_text(domain + "[scheduler]\nworkers = 2\n")
+    assert load_config(path).dispatch.workers == 2
+    assert "[scheduler] is now called [dispatch]" in capsys.readouterr().err
+    path.write_text(domain + "[scheduler]\nworkers = 2\n[dispatch]\nworkers = 3\n")
+    with pytest.raises(ConfigError, match=r"\[scheduler\] and \[dispatch\] are the same table"):
+        load_config(path)

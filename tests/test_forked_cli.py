@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from posttrain.scheduler.local_cluster import free_port
+from posttrain.dispatch.local_cluster import free_port
 from tests.forked_cli import ForkingPopen, _RealPopen, close_zygote, enabled
 
 CLI = [sys.executable, "-m", "posttrain.cli"]

@@ -24,7 +24,8 @@ PANELS: list[tuple[str, tuple[str, ...]]] = [
     ("Tokens/s", (r"tokens_per_s", r"rollout_tokens_per_s")),
     ("Step time by phase (s)", (r"step_s", r"rollout_s", r"train_time_s", r"trainer_wait_s")),
     ("Idle share", (r"trainer_idle_frac", r"rollout_idle_frac")),
-    ("Scheduler", (r"scheduler/(workers|retries|failed|worker_deaths|preemptions)",)),
+    # scheduler/: the same counters in runs made before the package was renamed dispatch
+    ("Dispatch", (r"(dispatch|scheduler)/(workers|retries|failed|worker_deaths|preemptions)",)),
     ("Episodes left out (infrastructure failures)", (r"episodes_masked", r"masked/.+")),
     ("Mixture weights", (r"mixture/[^/]+/weight",)),
     ("Token share per domain", (r"mixture/[^/]+/token_share",)),

@@ -4,7 +4,7 @@ shows (dashboard /metrics), and a live run's own endpoint ([logging] metrics_por
 A key `<group>/<domain>/<name>` becomes `posttrain_<group>_<name>{run, domain}` and
 `<group>/<domain>` (reward/add, eval/add) `posttrain_<group>{run, domain}`, so a domain is a
 label, not part of a metric's name; `failures/<mode>` labels the failure mode instead;
-`scheduler/<name>` becomes `posttrain_scheduler_<name>` (scheduler counts are not per domain);
+`dispatch/<name>` becomes `posttrain_dispatch_<name>` (dispatch counts are not per domain);
 any other key its name. Every run also gets `posttrain_live` (1 while it is being written);
 `step` is `posttrain_step`."""
 
@@ -18,7 +18,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector, CollectorRegistry
 
-_UNLABELLED_GROUPS = ("scheduler",)
+_UNLABELLED_GROUPS = ("dispatch",)
 _LABEL_OF_GROUP = {"failures": "mode"}  # what the middle part of a group's keys is; else a domain
 
 

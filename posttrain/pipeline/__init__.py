@@ -1,1 +1,1 @@
-"""The RL driver (driver.py) and its rollout side, inline or on the scheduler; evaluation, the run directory."""
+"""The RL driver (driver.py) and its rollout side, inline or on the dispatcher; evaluation, the run directory."""

@@ -154,7 +154,7 @@ def wait_as_environment(ctx, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if ctx.cancelled():
-            from posttrain.scheduler import Preempted
+            from posttrain.dispatch import Preempted
 
             raise Preempted()
         time.sleep(min(0.05, max(deadline - time.monotonic(), 0.0)))

@@ -1,4 +1,4 @@
-"""`posttrain pipeline ...`: the RL pipeline's scheduler, benchmarked, watched and steered; and
+"""`posttrain pipeline ...`: the RL pipeline's dispatcher, benchmarked, watched and steered; and
 `posttrain submit`, a training run checked here and handed to a Ray cluster as a job."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from pathlib import Path
 import typer
 
 from posttrain.console import command_group, console, emit_benchmark, fail
+from posttrain.dispatch.cluster_jobs import ADDRESS_HELP
 from posttrain.errors import PosttrainError
-from posttrain.scheduler.cluster_jobs import ADDRESS_HELP
 
-app = command_group("The RL pipeline: sync vs async benchmark; a running job's scheduler, watched and steered.")
+app = command_group("The RL pipeline: sync vs async benchmark; a running run's dispatcher, watched and steered.")
 
 
 @app.callback()
 def _pipeline() -> None:
-    """The RL pipeline: sync vs async benchmark; a running job's scheduler, watched and steered."""
+    """The RL pipeline: sync vs async benchmark; a running run's dispatcher, watched and steered."""
 
 
 @app.command("bench")
@@ -101,12 +101,12 @@ def bench_command(
 
 @app.command("status")
 def status_command(run_dir: Path = typer.Argument(..., help="A run directory (running or finished).")) -> None:
-    """Show a run's scheduler: workers (pid, job), queue, buffer, policy version, counters."""
+    """Show a run's dispatcher: workers (pid, job), queue, buffer, policy version, counters."""
     from posttrain.pipeline.control import STATUS
 
     path = run_dir / STATUS
     if not path.is_file():
-        fail(f"{path}: no scheduler status (the run has not started, or runs the hf engine's inline rollouts)")
+        fail(f"{path}: no dispatch status (the run has not started, or runs the hf engine's inline rollouts)")
     status = json.loads(path.read_text())
     executor = status["executor"]
     console.print(

@@ -6,8 +6,8 @@ import tempfile
 from pathlib import Path
 
 from posttrain.config import dump_config
+from posttrain.dispatch.cluster_jobs import submit_training
 from posttrain.pipeline.training_run import check_run
-from posttrain.scheduler.cluster_jobs import submit_training
 
 
 def submit_run(

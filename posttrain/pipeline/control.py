@@ -2,7 +2,7 @@
 
 control.json    written by `posttrain pipeline set`: domain weights, the mixture policy and the
                 rollout worker count; the run applies a change at its next step
-scheduler.json  written by the run four times a second: workers (pid, job), queue, buffer,
+dispatch.json  written by the run four times a second: workers (pid, job), queue, buffer,
                 policy version, retry and failure counters (`posttrain pipeline status`)
 """
 
@@ -19,7 +19,7 @@ from posttrain.errors import PosttrainError
 from posttrain.storage.atomic import write_json_atomic
 
 CONTROL = "control.json"
-STATUS = "scheduler.json"
+STATUS = "dispatch.json"
 
 
 def write_control(
@@ -80,7 +80,7 @@ class ControlWatcher:
 
 
 class StatusWriter:
-    """Writes `snapshot()` to RUN_DIR/scheduler.json every `period_s` from a daemon thread, from
+    """Writes `snapshot()` to RUN_DIR/dispatch.json every `period_s` from a daemon thread, from
     `start(snapshot)` on."""
 
     def __init__(self, run_dir: Path, period_s: float = 0.25) -> None:

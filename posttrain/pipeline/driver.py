@@ -2,7 +2,7 @@
 rollout side and the trainer do the work.
 
     rollouts = InlineRollouts (hf: generated in this thread)
-             | ScheduledRollouts (engine service + scheduler workers; sync at eta = 0, async above)
+             | ScheduledRollouts (engine service + rollout workers; sync at eta = 0, async above)
     for step in steps:
         batch   = rollouts.next_batch(step)          # groups: engine token ids, logprobs, rewards
         samples = score(batch)                       # group-relative advantages, dynamic sampling
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from posttrain.config import RunConfig
 from posttrain.console import line_printer
+from posttrain.dispatch.job import JobFunction
 from posttrain.engine.factory import build_engine
 from posttrain.faults import fault_point
 from posttrain.models.loading import load_tokenizer
@@ -47,7 +48,6 @@ from posttrain.pipeline.training_run import (
     set_torch_threads_and_seed,
     start_run,
 )
-from posttrain.scheduler.job import JobFunction
 from posttrain.storage.atomic import write_json_atomic
 from posttrain.tasks.domains import DomainMixture
 from posttrain.train.trainer import PolicyTrainer, finite_or_raise
@@ -218,7 +218,7 @@ def open_rollouts(
     config: RunConfig, start: StartingPoint, tokenizer, mixture: DomainMixture, run_root: Path, job_fn: JobFunction
 ) -> RolloutSource:
     """The hf engine's generate() is one batch call that cannot serve concurrent workers: its
-    rollouts run inline. Every other engine serves the scheduler's workers."""
+    rollouts run inline. Every other engine serves the dispatcher's workers."""
     engine = build_engine(config, start.engine_model, tokenizer, version=start.step)
     if config.engine.backend == "hf":
         return InlineRollouts(

@@ -1,5 +1,5 @@
 """A live run's own Prometheus endpoint (`[logging] metrics_port`): what the rollout engine and
-the scheduler are doing now (queues, workers, retries, the policy version) and the latest step's
+the dispatcher are doing now (queues, workers, retries, the policy version) and the latest step's
 record (tokens/s, step phases, rewards, failure modes), for a scraper watching the run. The
 address goes to RUN_DIR/metrics_endpoint.json and the console."""
 

@@ -57,8 +57,8 @@ class TrainingProgress:
                 f"  gap {record['staleness_max']}/{record['max_staleness']}  buffered {record['buffered']}"
                 f"  in flight {record['in_flight']}  trainer idle {record['trainer_idle_frac']:.0%}"
             )
-        if record.get("scheduler/retries"):
-            info += f"  retries {record['scheduler/retries']}"
+        if record.get("dispatch/retries"):
+            info += f"  retries {record['dispatch/retries']}"
         self.progress.update(self.train_task, completed=step, info=info)
         if not self.console.is_terminal:  # a log file gets one line per step instead of a live bar
             self.console.print(f"step {step}/{self.progress.tasks[self.train_task].total}  {info}", highlight=False)

@@ -20,6 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from posttrain.dispatch import Executor, Job, JobResult
 from posttrain.engine.interface import SamplingParams
 from posttrain.engine.service.replicas import ReplicaClient
 from posttrain.engine.service.transport import EngineClient
@@ -28,7 +29,6 @@ from posttrain.pipeline.experience_buffer import BufferedGroup, StalenessBuffer
 from posttrain.pipeline.rollout import sample_seed
 from posttrain.pipeline.rollout_job import RolloutJob, StreamSlot
 from posttrain.pipeline.shutdown_notice import RunPreempted
-from posttrain.scheduler import Executor, Job, JobResult
 from posttrain.tasks.domains import DomainMixture
 from posttrain.tasks.records import Task
 
@@ -57,7 +57,7 @@ class RolloutPlan:
     tokenizer: str
     system_prompt: str | None
     agent: object = None
-    attempts: int = 4  # the scheduler's max_attempts, which each job's last attempt needs to know
+    attempts: int = 4  # the dispatcher's max_attempts, which each job's last attempt needs to know
 
 
 class RolloutController:
@@ -79,7 +79,7 @@ class RolloutController:
         self.buffer = StalenessBuffer(max_staleness)
         self.admitted_through = 0
         self.jobs: dict[str, RolloutJob] = {}  # admitted and not yet trained, by stream slot
-        self.pending: dict[str, str] = {}  # slot -> id of its job in the scheduler (in flight)
+        self.pending: dict[str, str] = {}  # slot -> id of its job in the dispatcher (in flight)
         self._generations: dict[str, int] = {}
         self.placements: dict[str, str] = {}  # slot -> where its group was generated ("HOST/PID", Ray: "NODE/PID")
         self.engines: dict[str, str] = {}  # slot -> the engine replica that generated it ("SLOT@NODE")
@@ -168,7 +168,7 @@ class RolloutController:
             self.waited_s += time.perf_counter() - started
 
     def collect(self, block: bool) -> None:
-        """Move finished rollouts from the scheduler into the buffer (waiting up to 0.5 s for
+        """Move finished rollouts from the dispatcher into the buffer (waiting up to 0.5 s for
         one if `block`)."""
         if block:
             self.executor.check()

@@ -1,5 +1,5 @@
 """One rollout job: a task's whole group (n samples of a reply, or n agent episodes), run by a
-scheduler worker (a thread, a process or a Ray actor) against the engine service, scored by the
+rollout worker (a thread, a process or a Ray actor) against the engine service, scored by the
 task's verifier. What comes back is the group, ready for advantages.
 
 The function is module-level so that process and Ray workers can import it; the tokenizer is
@@ -12,20 +12,20 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from posttrain.agent.loop import AgentConfig
+from posttrain.dispatch.job import JobContext, Preempted
 from posttrain.engine.interface import SamplingParams
 from posttrain.engine.service.replicas import ReplicaClient
 from posttrain.engine.service.transport import EngineClient
 from posttrain.faults import fault_point
 from posttrain.pipeline.rollout import generate_groups
 from posttrain.pipeline.terminal_rollout import run_terminal_groups
-from posttrain.scheduler.job import JobContext, Preempted
 from posttrain.tasks.records import Task
 
 
 class InfraFailed(RuntimeError):
     """An episode measured the infrastructure, not the policy (its sandbox died or never started,
     its verifier could not run): the group is not a fair sample, so the job fails and the
-    scheduler runs it again, while attempts are left."""
+    dispatcher runs it again, while attempts are left."""
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,11 @@ class RolloutJob:
     tokenizer: str  # model spec the tokenizer comes from
     system_prompt: str | None = None
     agent: AgentConfig | None = None
-    attempts: int = 4  # the scheduler's max_attempts: the last one keeps what it got
+    attempts: int = 4  # the dispatcher's max_attempts: the last one keeps what it got
 
 
 def raise_if_infra_failed(group, attempt: int, attempts: int) -> None:
-    """Fail the job (the scheduler runs the whole group again, elsewhere) when an episode
+    """Fail the job (the dispatcher runs the whole group again, elsewhere) when an episode
     measured the infrastructure, unless this is the last attempt: then the group comes back
     and those episodes are left out of its statistics (step_scoring)."""
     failed = [t for t in group.trajectories if t.infra_failed]

@@ -7,7 +7,7 @@ new weights go.
 
 Two implementations: InlineRollouts (inline_rollouts.py) generates each step's groups in the
 driver's thread in one engine call, for the hf engine; ScheduledRollouts (scheduled_rollouts.py)
-runs rollout jobs on the scheduler's workers against the engine service, synchronous at eta = 0
+runs rollout jobs on the dispatcher's workers against the engine service, synchronous at eta = 0
 and asynchronous at eta >= 1.
 """
 

@@ -1,5 +1,5 @@
-"""The rollout side on the scheduler, synchronous (eta = 0) or asynchronous (eta >= 1): the engine
-service steps the engine for every worker; scheduler workers (threads | processes | Ray actors)
+"""The rollout side on the dispatcher, synchronous (eta = 0) or asynchronous (eta >= 1): the engine
+service steps the engine for every worker; rollout workers (threads | processes | Ray actors)
 run one rollout job per task; the controller admits work under the staleness bound and buffers
 what comes back (rollout_controller.py).
 
@@ -11,7 +11,7 @@ what comes back (rollout_controller.py).
     state_dict()             buffered groups and the slots in flight (a resume re-queues those),
                              domain weights and worker count as `posttrain pipeline set` left them
 
-Between steps it applies changes from control.json and keeps scheduler.json up to date
+Between steps it applies changes from control.json and keeps dispatch.json up to date
 (control.py).
 """
 
@@ -29,6 +29,10 @@ from typing import Any
 import torch
 
 from posttrain.config import RunConfig
+from posttrain.dispatch import Executor, RetryPolicy
+from posttrain.dispatch.elastic import ElasticBounds
+from posttrain.dispatch.factory import make_executor
+from posttrain.dispatch.job import JobFunction
 from posttrain.engine.interface import InferenceEngine
 from posttrain.engine.service.engine_service import EngineService
 from posttrain.engine.service.replica_sizing import DemandSampler, ReplicaSizer
@@ -39,10 +43,6 @@ from posttrain.pipeline.experience_buffer import BufferedGroup, group_versions, 
 from posttrain.pipeline.rollout_controller import RolloutController, RolloutPlan
 from posttrain.pipeline.rollout_source import RolloutBatch
 from posttrain.pipeline.step_scoring import sampling_params
-from posttrain.scheduler import Executor, RetryPolicy
-from posttrain.scheduler.elastic import ElasticBounds
-from posttrain.scheduler.factory import make_executor
-from posttrain.scheduler.job import JobFunction
 from posttrain.tasks.domains import DomainMixture
 
 QUEUE_SAMPLE_S = 0.1  # how often the elastic replicas' sizer reads the work queue
@@ -79,7 +79,7 @@ def build_scheduled_rollouts(
     run_root: Path,
     job_fn: JobFunction,
 ) -> ScheduledRollouts:
-    """The engine service, the scheduler's executor, the engine replicas ([engine] replicas),
+    """The engine service, the dispatcher's executor, the engine replicas ([engine] replicas),
     the controller and the control files, handed to a ScheduledRollouts. `saved`: its
     state_dict() from the checkpoint resumed from; `job_fn` runs one rollout job in a worker
     (`pipeline bench` wraps the default to model environment time)."""
@@ -112,7 +112,8 @@ def build_scheduled_rollouts(
         parts = RolloutParts(
             service, executor, controller, ControlWatcher(run_root), StatusWriter(run_root), replicas, demand
         )
-        stats_before = (saved or {}).get("scheduler_stats", {})  # counters of earlier sessions
+        earlier = saved or {}  # counters of earlier sessions ("scheduler_stats" in checkpoints before the rename)
+        stats_before = earlier.get("dispatch_stats", earlier.get("scheduler_stats", {}))
         rollouts = ScheduledRollouts(config, mixture, parts, trained_through, weights, workers, stats_before)
         built.pop_all()
     return rollouts
@@ -132,7 +133,7 @@ class ScheduledRollouts:
         stats_before: dict[str, int],
     ) -> None:
         """`weights`, `workers`: the domain weights and worker count in force (control.json changes
-        them); `stats_before`: the scheduler's counters of earlier sessions."""
+        them); `stats_before`: the dispatcher's counters of earlier sessions."""
         self.config = config
         self.mixture = mixture
         self.parts = parts
@@ -205,8 +206,8 @@ class ScheduledRollouts:
             "regenerated": controller.counters.regenerated,
             "requeued_on_resume": controller.counters.requeued_on_resume,
             "restored_buffered": controller.counters.restored_buffered,
-            **{f"scheduler/{k}": v for k, v in self._scheduler_totals().items()},
-            "scheduler/workers": self.executor.target_workers,
+            **{f"dispatch/{k}": v for k, v in self._dispatch_totals().items()},
+            "dispatch/workers": self.executor.target_workers,
             "domain_weights": dict(self.weights),
             **failure_counts(batch.groups),
         }
@@ -224,10 +225,10 @@ class ScheduledRollouts:
         return {
             "rollout_buffered": len(self.controller.buffer),
             "rollout_in_flight": self.controller.in_flight,
-            **{f"scheduler/{k}": v for k, v in self._scheduler_totals().items()},
-            "scheduler/queued": status["queued"],
-            "scheduler/running": status["running"],
-            "scheduler/workers": status["target_workers"],
+            **{f"dispatch/{k}": v for k, v in self._dispatch_totals().items()},
+            "dispatch/queued": status["queued"],
+            "dispatch/running": status["running"],
+            "dispatch/workers": status["target_workers"],
             **self.service.queue_gauges(),
         }
 
@@ -239,11 +240,11 @@ class ScheduledRollouts:
             "controller": self.controller.state_dict(),
             "weights": self.weights,
             "workers": self.workers,
-            "scheduler_stats": self._scheduler_totals(),
+            "dispatch_stats": self._dispatch_totals(),
         }
 
     def summary(self, train_loop_s: float, steps_this_session: int) -> dict:
-        sched = self.config.scheduler
+        sched = self.config.dispatch
         return {
             "pipeline": {
                 "mode": self.config.mode,
@@ -252,7 +253,7 @@ class ScheduledRollouts:
                 "worker_kind": sched.worker_kind if sched.executor == "local" else "ray-actor",
                 "train_loop_s": train_loop_s,
                 "steps_this_session": steps_this_session,
-                "scheduler": self._scheduler_totals(),
+                "dispatch": self._dispatch_totals(),
                 "controller": self.controller.counters.to_dict(),
                 **(self._replica_counts() if self.replicas else {}),
             }
@@ -291,7 +292,7 @@ class ScheduledRollouts:
             **({"engine_replica_demand_jobs": self.replicas.sizer.demand_jobs} if self.replicas.sizer else {}),
         }
 
-    def _scheduler_totals(self) -> dict:
+    def _dispatch_totals(self) -> dict:
         now = self.executor.stats.to_dict()
         return {k: self.stats_before.get(k, 0) + v for k, v in now.items()}
 
@@ -322,7 +323,7 @@ def failure_counts(groups) -> dict[str, int]:
 
 def _training_order(batch: list[BufferedGroup]) -> list[BufferedGroup]:
     """Answer groups, then terminal groups, each in stream order: InlineRollouts' order, so that
-    a sync run through the scheduler trains exactly what an inline run trains."""
+    a sync run through the dispatcher trains exactly what an inline run trains."""
     return sorted(batch, key=lambda e: (e.group.task.kind == "terminal", e.order))
 
 
@@ -333,14 +334,14 @@ def _set_mixture_weights(mixture: DomainMixture, weights: dict[str, float]) -> N
 
 
 def _initial_workers(config: RunConfig) -> int:
-    sched = config.scheduler
+    sched = config.dispatch
     if sched.workers:
         return sched.workers
     return sched.min_workers if sched.max_workers else config.rollout.prompts_per_step * (max_staleness(config) + 1)
 
 
 def _executor(config: RunConfig, job_fn: JobFunction, workers: int, weights: dict[str, float]) -> Executor:
-    sched = config.scheduler
+    sched = config.dispatch
     return make_executor(
         job_fn,
         sched.executor,
@@ -368,7 +369,7 @@ def _controller(
         config.model.name,
         config.rollout.system_prompt,
         config.agent,
-        config.scheduler.max_attempts,
+        config.dispatch.max_attempts,
     )
     return RolloutController(plan, mixture, executor, client, max_staleness(config), config.train.steps)
 
@@ -384,16 +385,16 @@ def _replica_sizer(config: RunConfig) -> ReplicaSizer | None:
     engine = config.engine
     if engine.max_replicas is None:
         return None
-    bounds = ElasticBounds(engine.min_replicas, engine.max_replicas, config.scheduler.idle_timeout_s)
+    bounds = ElasticBounds(engine.min_replicas, engine.max_replicas, config.dispatch.idle_timeout_s)
     return ReplicaSizer(bounds, engine.jobs_per_replica, engine.demand_window_s)
 
 
 def _service_host(config: RunConfig) -> str | None:
     """A Unix socket serves workers on this machine; a Ray cluster elsewhere needs TCP."""
-    if config.scheduler.executor == "ray" and config.scheduler.address:
-        from posttrain.scheduler.ray_worker import ensure_ray
+    if config.dispatch.executor == "ray" and config.dispatch.address:
+        from posttrain.dispatch.ray_worker import ensure_ray
 
-        ensure_ray(config.scheduler.address)
+        ensure_ray(config.dispatch.address)
         import ray
 
         return ray.util.get_node_ip_address()

@@ -35,7 +35,7 @@ class StartingPoint:
     engine_model: torch.nn.Module  # a separate copy; weights are synced into it after each step
     step: int = 0  # the last step trained; 0 for a fresh run
     wall_s: float = 0.0  # wall time of the sessions before this one
-    pipeline_state: dict[str, Any] | None = None  # the rollout scheduler's, saved with the checkpoint
+    pipeline_state: dict[str, Any] | None = None  # the rollout dispatcher's, saved with the checkpoint
 
 
 def starting_point(

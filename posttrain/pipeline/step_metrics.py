@@ -3,7 +3,7 @@ rest): the step and policy version, its tasks, timings and throughput, and what 
 reports about the batch.
 
 How a step is timed depends on where generation runs. Rollouts in the background (the
-scheduler) overlap everything else the driver does, so a step lasts from the end of the
+dispatcher) overlap everything else the driver does, so a step lasts from the end of the
 previous one and generation throughput is taken over that whole cycle. Inline rollouts happen
 inside the step, so a step lasts from its start and generation throughput is taken over the
 rollout time alone.

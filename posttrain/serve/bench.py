@@ -45,9 +45,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from posttrain.dispatch.local_cluster import free_port
 from posttrain.engine.builtin.quantization import CHOICES as QUANTIZE_CHOICES
 from posttrain.errors import PosttrainError
-from posttrain.scheduler.local_cluster import free_port
 from posttrain.serve.vllm_openai_server import ARMS as VLLM_ARMS
 from posttrain.serve.vllm_openai_server import VLLMOpenAIServer, pin_to, vllm_python
 from posttrain.serve.vllm_stepper import NGRAM_SPECULATION

@@ -25,8 +25,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from posttrain.dispatch.local_cluster import free_port
 from posttrain.errors import PosttrainError
-from posttrain.scheduler.local_cluster import free_port
 from posttrain.serve.vllm_stepper import NGRAM_SPECULATION
 
 VLLM_VENV = Path(".venv-vllm")

@@ -1,7 +1,7 @@
 """checkpoints/step-N/: the model in Hugging Face format (loadable by transformers and vLLM),
 plus `trainer_state.pt` (optimizer, scheduler, RNG; a sharded trainer keeps its model and
 optimizer state in `shards/`: posttrain.train.sharded_checkpoint), `state.json` (step, data cursor,
-policy version) and, for runs driven by the rollout scheduler, `pipeline_state.pt` (buffered
+policy version) and, for runs driven by the rollout dispatcher, `pipeline_state.pt` (buffered
 groups, rollouts in flight; a preemption notice adds a newer pipeline_state-K.pt to the last
 checkpoint when the trainer has not moved since). Written to a temp dir, fsynced and renamed,
 so a kill never leaves a half checkpoint that looks complete."""

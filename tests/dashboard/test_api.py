@@ -163,7 +163,7 @@ def test_prometheus_metrics_hold_each_runs_latest_step_with_domains_as_labels(se
     run = ("run", "run")
     assert samples[("posttrain_step", (run,))] == 2 and samples[("posttrain_live", (run,))] == 0
     assert samples[("posttrain_loss", (run,))] == pytest.approx(last["loss"])
-    assert samples[("posttrain_scheduler_workers", (run,))] == last["scheduler/workers"]
+    assert samples[("posttrain_dispatch_workers", (run,))] == last["dispatch/workers"]
     weight = samples[("posttrain_mixture_weight", (("domain", "add"), run))]
     assert weight == pytest.approx(last["mixture/add/weight"])
     accuracy = samples[("posttrain_monitor_accuracy", (("domain", "count"), run))]

@@ -6,7 +6,7 @@ from posttrain.dashboard import curves
 def test_each_key_goes_on_its_panel_with_the_monitor_bands():
     keys = sorted(
         ["loss", "kl", "reward/add", "reward_mean", "monitor/add/accuracy", "monitor/add/ci_low",
-         "monitor/add/ci_high", "mixture/add/weight", "scheduler/retries", "conflict/add|count/cosine", "odd_key",
+         "monitor/add/ci_high", "mixture/add/weight", "dispatch/retries", "conflict/add|count/cosine", "odd_key",
          "episodes_masked", "masked/sandbox_died"]
     )  # fmt: skip
     panels = {p["title"]: p for p in curves.panels(keys)}

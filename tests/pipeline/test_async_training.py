@@ -45,8 +45,8 @@ def test_async_trains_every_stream_slot_once_within_the_bound(tmp_path, tiny_con
         .fetchall()
     )
     assert len(rows) == 6 * 3 * 2 and all(step - 1 - version <= 1 for step, version in rows)
-    assert summary["pipeline"]["mode"] == "async" and summary["pipeline"]["scheduler"]["failed"] == 0
-    status = json.loads((tmp_path / "async" / "scheduler.json").read_text())
+    assert summary["pipeline"]["mode"] == "async" and summary["pipeline"]["dispatch"]["failed"] == 0
+    status = json.loads((tmp_path / "async" / "dispatch.json").read_text())
     assert status["policy_version"] == 6 and status["in_flight"] == 0
 
 

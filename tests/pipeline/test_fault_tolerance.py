@@ -21,7 +21,7 @@ def test_worker_deaths_and_engine_errors_do_not_stop_the_run(tmp_path, tiny_conf
         'mode = "async"\n'
         + config.read_text().replace("max_new_tokens = 4", "max_new_tokens = 16")
         + "\n[async]\nmax_staleness = 1\n"
-        + '[scheduler]\nworker_kind = "process"\nworkers = 3\nbackoff_s = 0.05\n'
+        + '[dispatch]\nworker_kind = "process"\nworkers = 3\nbackoff_s = 0.05\n'
     )
     run_dir = tmp_path / "run"
     env = {
@@ -43,7 +43,7 @@ def test_worker_deaths_and_engine_errors_do_not_stop_the_run(tmp_path, tiny_conf
         assert proc.poll() is None, proc.stderr.read()
         assert time.monotonic() < deadline
         try:
-            status = json.loads((run_dir / "scheduler.json").read_text())
+            status = json.loads((run_dir / "dispatch.json").read_text())
         except (FileNotFoundError, json.JSONDecodeError):
             time.sleep(0.01)
             continue
@@ -60,10 +60,10 @@ def test_worker_deaths_and_engine_errors_do_not_stop_the_run(tmp_path, tiny_conf
     slots = [s for r in records for s in r["stream_slots"]]
     assert sorted(slots) == sorted(f"{step}:{i}" for step in range(1, 9) for i in range(3))  # none lost
     last = records[-1]
-    assert last["scheduler/worker_deaths"] >= 2  # the one killed from outside, the one that died mid-job
-    assert last["scheduler/retries"] >= 2  # that job, and the calls the failing engine step took down
+    assert last["dispatch/worker_deaths"] >= 2  # the one killed from outside, the one that died mid-job
+    assert last["dispatch/retries"] >= 2  # that job, and the calls the failing engine step took down
     assert sorted(os.listdir(tmp_path / "faults-fired")) == ["die-rollout_job-2", "raise-engine_step-60"]
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["pipeline"]["scheduler"]["failed"] == 0 and summary["pipeline"]["worker_kind"] == "process"
+    assert summary["pipeline"]["dispatch"]["failed"] == 0 and summary["pipeline"]["worker_kind"] == "process"
     with pytest.raises(ProcessLookupError):
         os.kill(victim, 0)

@@ -59,13 +59,13 @@ def test_a_live_run_serves_its_engine_scheduler_and_latest_step(tmp_path, tiny_c
             "posttrain_engine_sequences_running",
             "posttrain_policy_version",
             "posttrain_rollout_in_flight",
-            "posttrain_scheduler_workers",
-            "posttrain_scheduler_retries",
+            "posttrain_dispatch_workers",
+            "posttrain_dispatch_retries",
             "posttrain_step_s",
             "posttrain_reward_mean",
         ):
             assert name in families and families[name][0].labels == run_label, name
-        assert families["posttrain_scheduler_workers"][0].value >= 1
+        assert families["posttrain_dispatch_workers"][0].value >= 1
         assert families["posttrain_policy_version"][0].value >= 1
         per_domain = {s.labels["domain"] for s in families.get("posttrain_mixture_weight", [])}
         assert per_domain == {"add", "count"}

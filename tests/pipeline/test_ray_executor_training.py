@@ -28,16 +28,16 @@ def trained(run):
 def test_ray_and_local_executors_train_the_same_task_ids(tmp_path, tiny_config):
     path = tiny_config(steps=3, checkpoint_every=3)
     base = path.read_text()
-    path.write_text(base + '\n[scheduler]\nexecutor = "local"\nworkers = 2\n')
+    path.write_text(base + '\n[dispatch]\nexecutor = "local"\nworkers = 2\n')
     local = train(path, tmp_path / "local")
-    path.write_text(base + '\n[scheduler]\nexecutor = "ray"\nworkers = 2\ncpus_per_worker = 0.5\n')
+    path.write_text(base + '\n[dispatch]\nexecutor = "ray"\nworkers = 2\ncpus_per_worker = 0.5\n')
     try:
         on_ray = train(path, tmp_path / "ray")
-        status = json.loads((tmp_path / "ray" / "scheduler.json").read_text())
+        status = json.loads((tmp_path / "ray" / "dispatch.json").read_text())
     finally:
         ray.shutdown()
     assert on_ray["pipeline"]["executor"] == "ray" and status["executor"]["kind"] == "ray"
-    assert on_ray["pipeline"]["scheduler"]["completed"] == 3 * 3
+    assert on_ray["pipeline"]["dispatch"]["completed"] == 3 * 3
     local_ids, local_rows = trained(tmp_path / "local")
     ray_ids, ray_rows = trained(tmp_path / "ray")
     assert ray_ids == local_ids and len(local_ids) == 3

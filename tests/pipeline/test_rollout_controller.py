@@ -1,18 +1,18 @@
 """The rollout controller on real parts: the tiny model behind the engine service, rollout jobs
-on scheduler threads, the tiny config's reasoning-gym domains."""
+on dispatch threads, the tiny config's reasoning-gym domains."""
 
 import time
 
 import pytest
 
 from posttrain.config import load_config
+from posttrain.dispatch.factory import make_executor
 from posttrain.engine.builtin.engine import BuiltinEngine
 from posttrain.engine.service.engine_service import EngineService
 from posttrain.pipeline.build import build_mixture
 from posttrain.pipeline.rollout_controller import RolloutController, RolloutPlan
 from posttrain.pipeline.rollout_job import run_rollout_job
 from posttrain.pipeline.step_scoring import sampling_params
-from posttrain.scheduler.factory import make_executor
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def test_state_round_trip_requeues_what_was_in_flight(controller):
     trained = {e.key for e in batch}
     saved = {s["stream"] for s in state["slots"]}
     assert saved.isdisjoint(trained) and len(saved) == 3 and state["admitted_through"] == 2
-    executor = make_executor(run_rollout_job, workers=2)  # a resumed run has a fresh scheduler
+    executor = make_executor(run_rollout_job, workers=2)  # a resumed run has a fresh dispatcher
     try:
         restored = RolloutController(
             controller.plan, controller.mixture, executor, controller.engine, max_staleness=1, last_step=4

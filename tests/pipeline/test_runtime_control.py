@@ -22,7 +22,7 @@ def test_weights_and_workers_change_while_the_run_goes(tmp_path, tiny_config):
     while True:
         assert time.monotonic() < deadline and worker.is_alive()
         try:
-            if json.loads((run_dir / "scheduler.json").read_text())["policy_version"] >= 1:
+            if json.loads((run_dir / "dispatch.json").read_text())["policy_version"] >= 1:
                 break
         except (FileNotFoundError, json.JSONDecodeError, KeyError):
             pass
@@ -41,7 +41,7 @@ def test_weights_and_workers_change_while_the_run_goes(tmp_path, tiny_config):
     applied = next(r["step"] for r in records if r.get("control_revision") == 1)
     assert applied <= 10, "the change should land within a step or two"
     assert all(r["domain_weights"] == {"add": 1000.0, "count": 0.001} for r in records if r["step"] >= applied)
-    assert all(r["scheduler/workers"] == 2 for r in records if r["step"] >= applied)
+    assert all(r["dispatch/workers"] == 2 for r in records if r["step"] >= applied)
     # stream steps drawn after the change (beyond the eta + 1 already admitted) are all `add`
     later = [t for r in records for s, t in zip(r["stream_slots"], r["task_ids"]) if int(s.split(":")[0]) > applied + 1]
     assert later and all(t.startswith("add/") for t in later)

@@ -1,4 +1,4 @@
-"""A terminal rollout whose sandbox dies mid-episode fails its job (the scheduler runs the group
+"""A terminal rollout whose sandbox dies mid-episode fails its job (the dispatcher runs the group
 again) instead of being trained on as if the policy had failed; on the last attempt the group
 comes back, the dead episode marked, for the step to leave out."""
 
@@ -7,10 +7,10 @@ import pytest
 from posttrain.agent.loop import AgentConfig, run_episodes
 from posttrain.agent.policies import Policy, Reply
 from posttrain.agent.tool_calls import format_call
+from posttrain.dispatch import Executor, Job, RetryPolicy
+from posttrain.dispatch.thread_worker import ThreadWorkerFactory
 from posttrain.pipeline.rollout_job import InfraFailed, raise_if_infra_failed
 from posttrain.pipeline.terminal_rollout import EpisodeGroup
-from posttrain.scheduler import Executor, Job, RetryPolicy
-from posttrain.scheduler.thread_worker import ThreadWorkerFactory
 from tests.agent.conftest import good_file_task, needs_bwrap  # noqa: F401 - fixtures
 
 
@@ -32,7 +32,7 @@ def episodes(task, policy, tokenizer):
     )
 
 
-def test_a_dead_sandbox_fails_the_rollout_and_the_scheduler_retries_it(good_file_task, tokenizer):  # noqa: F811
+def test_a_dead_sandbox_fails_the_rollout_and_the_dispatcher_retries_it(good_file_task, tokenizer):  # noqa: F811
     died = episodes(good_file_task, KillsItsSandbox(), tokenizer)
     with pytest.raises(InfraFailed, match="sandbox_died in 2 of 2 episodes"):
         raise_if_infra_failed(died, 1, 2)

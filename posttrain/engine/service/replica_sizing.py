@@ -1,4 +1,4 @@
-"""How many engine replicas the rollout work needs: the elastic pool's rule (scheduler/elastic.py)
+"""How many engine replicas the rollout work needs: the elastic pool's rule (dispatch/elastic.py)
 applied to replicas, with a replica's share of the work queue as its unit.
 
     sizer = ReplicaSizer(ElasticBounds(1, 4, idle_timeout_s=10), jobs_per_replica=4, window_s=2)
@@ -25,7 +25,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from posttrain.scheduler.elastic import ElasticBounds
+from posttrain.dispatch.elastic import ElasticBounds
 
 
 class ReplicaSizer:

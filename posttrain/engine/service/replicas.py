@@ -12,7 +12,7 @@ Routing is round robin by job: the controller numbers its jobs and job n prefers
 n % N. Every job is one task's group, so jobs are alike and counting them balances the load
 without any state shared between workers; a job whose replica is gone (its node lost, or a
 replacement not placed yet) falls over to the next live one, and a call cut off mid-way fails
-with EngineError, so the scheduler retries the job.
+with EngineError, so the dispatcher retries the job.
 
 Versions stay truthful without any coordination: each replica stamps every token with the
 version of the weights it sampled it with, and the staleness bound is computed from those
@@ -41,12 +41,12 @@ from collections.abc import Iterable
 import torch
 
 from posttrain.config import EngineConfig
+from posttrain.dispatch.ray_worker import remote_class
 from posttrain.engine.interface import Completion, GenerationRequest
 from posttrain.engine.service.replica_sizing import ReplicaSizer
 from posttrain.engine.service.rollout_engine import EngineError
 from posttrain.engine.service.transport import EngineClient
 from posttrain.errors import PosttrainError
-from posttrain.scheduler.ray_worker import remote_class
 
 RESOLVE_TIMEOUT_S = 5.0  # a replica that has not answered by then is taken for lost
 START_TIMEOUT_S = 300.0

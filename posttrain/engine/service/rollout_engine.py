@@ -10,7 +10,7 @@ What happens to generations in flight at a weight update is the partial-rollout 
     restart   they are aborted and started again from the prompt under the new weights
 
 An engine step that raises fails the calls in flight with EngineError (their jobs are retried
-by the scheduler) and the loop goes on serving.
+by the dispatcher) and the loop goes on serving.
 """
 
 from __future__ import annotations

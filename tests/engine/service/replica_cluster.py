@@ -9,7 +9,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.scheduler.ray_nodes import RayNode, connect, start_head, wait_for
+from tests.dispatch.ray_nodes import RayNode, connect, start_head, wait_for
 
 HOLD_LIMIT_S = 90.0
 
@@ -36,14 +36,14 @@ def head_and_engine_node(monkeypatch, **worker_node):
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def replica_run_config(tiny_config, steps: int, engine: str, scheduler: str = "") -> Path:
-    """An async run of `steps` steps; `engine`, `scheduler`: TOML lines added to those sections."""
+def replica_run_config(tiny_config, steps: int, engine: str, dispatch: str = "") -> Path:
+    """An async run of `steps` steps; `engine`, `dispatch`: TOML lines added to those sections."""
     config = tiny_config(steps=steps, checkpoint_every=steps)
     config.write_text(
         config.read_text().replace("threads = 1\n", 'threads = 1\nmode = "async"\n')
         + f"\n[engine]\n{engine}replica_cpus = 0\nreplica_resources = {{ engine = 1 }}\n"
-        + '\n[scheduler]\nexecutor = "ray"\naddress = "auto"\nworkers = 2\ncpus_per_worker = 0\n'
-        + f"worker_resources = {{ rollout = 1 }}\nbackoff_s = 0.1\n{scheduler}"
+        + '\n[dispatch]\nexecutor = "ray"\naddress = "auto"\nworkers = 2\ncpus_per_worker = 0\n'
+        + f"worker_resources = {{ rollout = 1 }}\nbackoff_s = 0.1\n{dispatch}"
     )
     return config
 
@@ -55,8 +55,8 @@ def rollout_held_while(job, ctx, gate: str, median_s: float = 1.0):
     decide whether any jobs are left for the replacement to serve."""
     import time
 
+    from posttrain.dispatch import Preempted
     from posttrain.pipeline.bench import rollout_with_environment_time
-    from posttrain.scheduler import Preempted
 
     group = rollout_with_environment_time(job, ctx, median_s=median_s, sigma=0.0)
     deadline = time.monotonic() + HOLD_LIMIT_S

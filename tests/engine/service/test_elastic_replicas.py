@@ -42,10 +42,10 @@ def test_a_burst_grows_the_replicas_and_idling_retires_them(tmp_path, tiny_confi
     out, served = tmp_path / "run", tmp_path / "served"
     with head_and_engine_node(monkeypatch):
         engine = "min_replicas = 1\nmax_replicas = 2\njobs_per_replica = 4\ndemand_window_s = 1.0\n"
-        config = replica_run_config(tiny_config, STEPS, engine, scheduler="idle_timeout_s = 1.5\n")
+        config = replica_run_config(tiny_config, STEPS, engine, dispatch="idle_timeout_s = 1.5\n")
         summary = train_one(config, out, partial(burst_then_idle, served=str(served)))
 
-    assert summary["steps"] == STEPS and summary["pipeline"]["scheduler"]["failed"] == 0
+    assert summary["steps"] == STEPS and summary["pipeline"]["dispatch"]["failed"] == 0
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     trained = sorted(slot for r in records for slot in r["stream_slots"])
     assert trained == sorted(f"{step}:{slot}" for step in range(1, STEPS + 1) for slot in range(3)), trained

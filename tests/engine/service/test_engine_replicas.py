@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from posttrain.config import RunConfig
+from tests.dispatch.ray_nodes import free_port, wait_for
 from tests.engine.service.replica_cluster import head_and_engine_node, replica_run_config, rollout_held_while
-from tests.scheduler.ray_nodes import free_port, wait_for
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
 
@@ -37,7 +37,7 @@ def test_jobs_are_routed_round_robin_and_travel_by_name():
 
 
 def test_replicas_need_the_ray_executor():
-    with pytest.raises(ValueError, match=r'engine.replicas = 2 needs scheduler.executor = "ray"'):
+    with pytest.raises(ValueError, match=r'engine.replicas = 2 needs dispatch.executor = "ray"'):
         RunConfig.model_validate(
             {
                 "model": {"name": "tiny-llama"},
@@ -101,7 +101,7 @@ def test_an_async_run_on_two_engine_replicas(tmp_path, tiny_config, monkeypatch)
         chaos.join(timeout=60)
         exported = _scrape_until(metrics_port, "posttrain_worker_jobs")
 
-    assert summary["steps"] == STEPS and summary["pipeline"]["scheduler"]["failed"] == 0
+    assert summary["steps"] == STEPS and summary["pipeline"]["dispatch"]["failed"] == 0
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     trained = sorted(slot for r in records for slot in r["stream_slots"])
     assert trained == sorted(f"{step}:{slot}" for step in range(1, STEPS + 1) for slot in range(3)), trained

@@ -11,12 +11,12 @@ import time
 import pytest
 import torch
 
+from posttrain.dispatch import Preempted
 from posttrain.engine.builtin.engine import BuiltinEngine
 from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.engine.service.engine_service import EngineService
 from posttrain.engine.service.rollout_engine import CallAborted, EngineError
 from posttrain.models.token_ids import chat_prompt_ids
-from posttrain.scheduler import Preempted
 from tests.conftest import assert_logprobs_match, expects_bit_equality
 
 

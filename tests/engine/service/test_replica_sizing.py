@@ -2,8 +2,8 @@
 
 import pytest
 
+from posttrain.dispatch.elastic import ElasticBounds
 from posttrain.engine.service.replica_sizing import ReplicaSizer
-from posttrain.scheduler.elastic import ElasticBounds
 
 
 def sizer() -> ReplicaSizer:

@@ -7,8 +7,8 @@ import queue
 import socket
 import threading
 
-from posttrain.scheduler.job import Job, JobContext, JobFunction
-from posttrain.scheduler.worker import Outcome, run_job
+from posttrain.dispatch.job import Job, JobContext, JobFunction
+from posttrain.dispatch.worker import Outcome, run_job
 
 
 class ThreadWorker:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from posttrain.scheduler.local_cluster import listening, start_head
+from posttrain.dispatch.local_cluster import listening, start_head
 
 pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
 

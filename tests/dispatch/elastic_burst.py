@@ -3,9 +3,9 @@
 import time
 from pathlib import Path
 
-from posttrain.scheduler import Job
-from posttrain.scheduler.elastic import ElasticBounds
-from tests.scheduler import jobs
+from posttrain.dispatch import Job
+from posttrain.dispatch.elastic import ElasticBounds
+from tests.dispatch import jobs
 
 BOUNDS = ElasticBounds(min_workers=1, max_workers=3, idle_timeout_s=0.5)
 

@@ -15,8 +15,8 @@ import socket
 import sys
 from typing import Any
 
-from posttrain.scheduler.job import Job, JobContext, JobFunction
-from posttrain.scheduler.worker import Outcome, run_job
+from posttrain.dispatch.job import Job, JobContext, JobFunction
+from posttrain.dispatch.worker import Outcome, run_job
 
 _PR_SET_PDEATHSIG = 1
 

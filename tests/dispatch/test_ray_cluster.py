@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scheduler.ray_nodes import FAST_HEALTH_CHECK, connect, start_head, start_joined, wait_for
+from tests.dispatch.ray_nodes import FAST_HEALTH_CHECK, connect, start_head, start_joined, wait_for
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
 
@@ -44,7 +44,7 @@ def test_a_run_survives_losing_a_worker_node_and_the_rejoined_node_gets_work(tmp
         config = tiny_config(steps=STEPS, checkpoint_every=STEPS)
         config.write_text(
             config.read_text().replace("threads = 1\n", 'threads = 1\nmode = "async"\n')
-            + '\n[scheduler]\nexecutor = "ray"\naddress = "auto"\nworkers = 2\ncpus_per_worker = 0\n'
+            + '\n[dispatch]\nexecutor = "ray"\naddress = "auto"\nworkers = 2\ncpus_per_worker = 0\n'
             + "worker_resources = { rollout = 1 }\nbackoff_s = 0.1\n"
         )
         metrics = out / "metrics.jsonl"
@@ -67,11 +67,11 @@ def test_a_run_survives_losing_a_worker_node_and_the_rejoined_node_gets_work(tmp
             node.stop()
         shutil.rmtree(temp, ignore_errors=True)
 
-    scheduler = summary["pipeline"]["scheduler"]
-    assert summary["steps"] == STEPS and scheduler["failed"] == 0, scheduler
-    assert scheduler["worker_deaths"] >= 1 and scheduler["retries"] >= 1, scheduler  # the lost node's job
+    dispatch = summary["pipeline"]["dispatch"]
+    assert summary["steps"] == STEPS and dispatch["failed"] == 0, dispatch
+    assert dispatch["worker_deaths"] >= 1 and dispatch["retries"] >= 1, dispatch  # the lost node's job
     records = [json.loads(line) for line in metrics.read_text().splitlines()]
-    assert records[-1]["scheduler/retries"] == scheduler["retries"]
+    assert records[-1]["dispatch/retries"] == dispatch["retries"]
     trained = sorted(slot for r in records for slot in r["stream_slots"])
     assert trained == sorted(f"{step}:{slot}" for step in range(1, STEPS + 1) for slot in range(3)), trained
     where = [w for r in records for w in r["rollout_workers"]]

@@ -14,7 +14,7 @@ import itertools
 import threading
 from collections.abc import Iterable
 
-from posttrain.scheduler.job import Job
+from posttrain.dispatch.job import Job
 
 
 def next_domain(passes: dict[str, float], candidates: Iterable[str]) -> str:

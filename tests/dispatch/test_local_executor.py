@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from posttrain.scheduler import Job, RetryPolicy
-from posttrain.scheduler.factory import make_executor
-from tests.scheduler import jobs
-from tests.scheduler.elastic_burst import BOUNDS, burst_grows_then_idle_shrinks
+from posttrain.dispatch import Job, RetryPolicy
+from posttrain.dispatch.factory import make_executor
+from tests.dispatch import jobs
+from tests.dispatch.elastic_burst import BOUNDS, burst_grows_then_idle_shrinks
 
 
 def results(executor, n, timeout=60.0):

@@ -15,7 +15,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from posttrain.scheduler.job import Job, JobContext, JobFunction, Preempted
+from posttrain.dispatch.job import Job, JobContext, JobFunction, Preempted
 
 OutcomeKind = Literal["done", "failed", "preempted", "died"]
 

@@ -1,6 +1,6 @@
 import pytest
 
-from posttrain.scheduler import RetryPolicy, RunningJob, choose_victim
+from posttrain.dispatch import RetryPolicy, RunningJob, choose_victim
 
 
 def test_backoff_doubles_and_is_capped():

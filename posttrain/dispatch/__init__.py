@@ -1,4 +1,4 @@
-"""The scheduler: a work queue of jobs with priorities and domain weights, preemption, retries
+"""The dispatcher: a work queue of jobs with priorities and domain weights, preemption, retries
 with backoff, and an elastic pool of workers (threads, processes or Ray actors) that survives
 workers dying. It knows nothing of RL: a job is a payload and a module-level function.
 
@@ -8,11 +8,11 @@ workers dying. It knows nothing of RL: a job is a payload and a module-level fun
     result = executor.results.get()
 """
 
-from posttrain.scheduler.executor import Executor, ExecutorStats
-from posttrain.scheduler.job import Job, JobContext, JobResult, Preempted
-from posttrain.scheduler.preemption import RunningJob, choose_victim
-from posttrain.scheduler.retry import RetryPolicy
-from posttrain.scheduler.work_queue import WorkQueue, next_domain
+from posttrain.dispatch.executor import Executor, ExecutorStats
+from posttrain.dispatch.job import Job, JobContext, JobResult, Preempted
+from posttrain.dispatch.preemption import RunningJob, choose_victim
+from posttrain.dispatch.retry import RetryPolicy
+from posttrain.dispatch.work_queue import WorkQueue, next_domain
 
 __all__ = [
     "Executor",

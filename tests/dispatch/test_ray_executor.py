@@ -6,17 +6,17 @@ import time
 
 import pytest
 
-from posttrain.scheduler import Job, RetryPolicy
-from posttrain.scheduler.factory import make_executor
-from tests.scheduler import jobs
-from tests.scheduler.elastic_burst import BOUNDS, burst_grows_then_idle_shrinks
+from posttrain.dispatch import Job, RetryPolicy
+from posttrain.dispatch.factory import make_executor
+from tests.dispatch import jobs
+from tests.dispatch.elastic_burst import BOUNDS, burst_grows_then_idle_shrinks
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (make setup installs it)")
 
 
 @pytest.fixture(scope="module")
 def ray_cluster():
-    from posttrain.scheduler.ray_worker import ensure_ray
+    from posttrain.dispatch.ray_worker import ensure_ray
 
     ensure_ray(num_cpus=4)
     yield
@@ -67,7 +67,7 @@ def test_actors_that_die_as_they_start_stop_the_executor_with_the_reason(ray_clu
     with Ray's reason, instead of replacing them forever."""
     import sys
 
-    from posttrain.scheduler import executor as executor_module
+    from posttrain.dispatch import executor as executor_module
 
     (tmp_path / "driver_only_jobs.py").write_text("def run(payload, ctx):\n    return payload\n")
     monkeypatch.syspath_prepend(str(tmp_path))  # after ray.init: the actors' path lacks it

@@ -2,7 +2,7 @@ from collections import Counter
 
 import pytest
 
-from posttrain.scheduler import Job, WorkQueue, next_domain
+from posttrain.dispatch import Job, WorkQueue, next_domain
 
 
 def drain(queue, now=0.0):

@@ -19,8 +19,8 @@ import threading
 import time
 from typing import Any
 
-from posttrain.scheduler.job import Job, JobContext, JobFunction
-from posttrain.scheduler.worker import Outcome, run_job
+from posttrain.dispatch.job import Job, JobContext, JobFunction
+from posttrain.dispatch.worker import Outcome, run_job
 
 
 def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> None:

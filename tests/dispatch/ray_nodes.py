@@ -1,8 +1,8 @@
-"""Real Ray nodes for tests: posttrain/scheduler/local_cluster.py, and joining them."""
+"""Real Ray nodes for tests: posttrain/dispatch/local_cluster.py, and joining them."""
 
 import time
 
-from posttrain.scheduler.local_cluster import FAST_HEALTH_CHECK, ROOT, RayNode, free_port, start_head
+from posttrain.dispatch.local_cluster import FAST_HEALTH_CHECK, ROOT, RayNode, free_port, start_head
 
 __all__ = ["FAST_HEALTH_CHECK", "ROOT", "RayNode", "connect", "free_port", "start_head", "start_joined", "wait_for"]
 
@@ -35,7 +35,7 @@ def start_joined(temp, head: int, resources: dict, joined, what: str, attempts: 
 
 def connect(port: int, monkeypatch) -> None:
     """`address = "auto"` finds the cluster through RAY_ADDRESS, as on a cluster's own nodes."""
-    from posttrain.scheduler.ray_worker import ensure_ray
+    from posttrain.dispatch.ray_worker import ensure_ray
 
     monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
     deadline = time.monotonic() + 90

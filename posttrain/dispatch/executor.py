@@ -19,12 +19,12 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
-from posttrain.scheduler.elastic import ElasticBounds
-from posttrain.scheduler.job import Job, JobResult
-from posttrain.scheduler.preemption import RunningJob, choose_victim
-from posttrain.scheduler.retry import RetryPolicy
-from posttrain.scheduler.work_queue import WorkQueue
-from posttrain.scheduler.worker import Outcome, Worker, WorkerFactory
+from posttrain.dispatch.elastic import ElasticBounds
+from posttrain.dispatch.job import Job, JobResult
+from posttrain.dispatch.preemption import RunningJob, choose_victim
+from posttrain.dispatch.retry import RetryPolicy
+from posttrain.dispatch.work_queue import WorkQueue
+from posttrain.dispatch.worker import Outcome, Worker, WorkerFactory
 
 _BUSY_POLL_S = 0.005
 _IDLE_POLL_S = 0.1
@@ -86,7 +86,7 @@ class Executor:
         self._stop = threading.Event()
         self._error: BaseException | None = None
         self._stillborn = 0  # workers in a row that died before running a job
-        self._thread = threading.Thread(target=self._run, name="scheduler-dispatch", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="dispatcher", daemon=True)
         self._thread.start()
 
     # ---- the caller's side -----------------------------------------------------------------
@@ -152,7 +152,7 @@ class Executor:
     def check(self) -> None:
         """Raise if the dispatcher thread died (its results would never come)."""
         if self._error is not None:
-            raise RuntimeError(f"the scheduler's dispatcher failed: {self._error!r}") from self._error
+            raise RuntimeError(f"the dispatcher's dispatcher failed: {self._error!r}") from self._error
 
     # ---- the dispatcher --------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from posttrain.scheduler.elastic import ElasticBounds
+from posttrain.dispatch.elastic import ElasticBounds
 
 BOUNDS = ElasticBounds(min_workers=2, max_workers=6, idle_timeout_s=5.0)
 

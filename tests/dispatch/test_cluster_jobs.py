@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from posttrain.cli import app
-from tests.scheduler.ray_nodes import ROOT, free_port, start_head
+from tests.dispatch.ray_nodes import ROOT, free_port, start_head
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from posttrain.scheduler.elastic import ElasticBounds
-from posttrain.scheduler.executor import Executor
-from posttrain.scheduler.job import JobFunction
-from posttrain.scheduler.retry import RetryPolicy
+from posttrain.dispatch.elastic import ElasticBounds
+from posttrain.dispatch.executor import Executor
+from posttrain.dispatch.job import JobFunction
+from posttrain.dispatch.retry import RetryPolicy
 
 
 def make_executor(
@@ -25,7 +25,7 @@ def make_executor(
 ) -> Executor:
     """`fn` must be a module-level function for process and Ray workers (they import it)."""
     if executor == "ray":
-        from posttrain.scheduler.ray_worker import RayWorkerFactory
+        from posttrain.dispatch.ray_worker import RayWorkerFactory
 
         factory = RayWorkerFactory(
             fn,
@@ -35,11 +35,11 @@ def make_executor(
             resources=worker_resources,
         )
     elif worker_kind == "process":
-        from posttrain.scheduler.process_worker import ProcessWorkerFactory
+        from posttrain.dispatch.process_worker import ProcessWorkerFactory
 
         factory = ProcessWorkerFactory(fn)
     else:
-        from posttrain.scheduler.thread_worker import ThreadWorkerFactory
+        from posttrain.dispatch.thread_worker import ThreadWorkerFactory
 
         factory = ThreadWorkerFactory(fn)
     return Executor(factory, workers=workers, retry=retry, weights=weights, preemption=preemption, elastic=elastic)

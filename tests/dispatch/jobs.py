@@ -1,10 +1,10 @@
-"""Module-level job functions for the scheduler tests (process and Ray workers import them)."""
+"""Module-level job functions for the dispatcher tests (process and Ray workers import them)."""
 
 import os
 import time
 from pathlib import Path
 
-from posttrain.scheduler import Preempted
+from posttrain.dispatch import Preempted
 
 
 def echo(payload, ctx):

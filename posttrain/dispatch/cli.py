@@ -1,6 +1,6 @@
 """`posttrain jobs`: training runs as jobs on a Ray cluster (list, status, logs, stop).
 
-`posttrain submit` checks the run config as `posttrain train --check` does, which scheduler/ may
+`posttrain submit` checks the run config as `posttrain train --check` does, which dispatch/ may
 not import: pipeline/cli.py defines it."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import time
 import typer
 
 from posttrain.console import command_group, console, fail
+from posttrain.dispatch.cluster_jobs import ADDRESS_HELP
 from posttrain.errors import PosttrainError
-from posttrain.scheduler.cluster_jobs import ADDRESS_HELP
 
 app = command_group("Training runs submitted to a Ray cluster (Ray's job submission API).")
 
@@ -20,7 +20,7 @@ app = command_group("Training runs submitted to a Ray cluster (Ray's job submiss
 @app.command("list")
 def list_command(address: str | None = typer.Option(None, "--address", help=ADDRESS_HELP)) -> None:
     """Every job the cluster knows: id, status, entrypoint (JSON lines on stdout)."""
-    from posttrain.scheduler.cluster_jobs import list_jobs
+    from posttrain.dispatch.cluster_jobs import list_jobs
 
     try:
         jobs = list_jobs(address)
@@ -38,7 +38,7 @@ def status_command(
     wait: float = typer.Option(0.0, "--wait", min=0.0, help="Wait up to this many seconds for the job to end."),
 ) -> None:
     """A job's status: PENDING, RUNNING, SUCCEEDED, FAILED or STOPPED (with --wait: once it ended)."""
-    from posttrain.scheduler.cluster_jobs import status
+    from posttrain.dispatch.cluster_jobs import status
 
     try:
         state = status(address, job_id)
@@ -59,7 +59,7 @@ def logs_command(
     address: str | None = typer.Option(None, "--address", help=ADDRESS_HELP),
 ) -> None:
     """A job's output so far (the run's progress and, once done, its summary)."""
-    from posttrain.scheduler.cluster_jobs import logs
+    from posttrain.dispatch.cluster_jobs import logs
 
     try:
         print(logs(address, job_id), end="")
@@ -73,7 +73,7 @@ def stop_command(
     address: str | None = typer.Option(None, "--address", help=ADDRESS_HELP),
 ) -> None:
     """Stop a job (Ray sends its process SIGTERM, then SIGKILL); a resubmit with --resume continues it."""
-    from posttrain.scheduler.cluster_jobs import stop
+    from posttrain.dispatch.cluster_jobs import stop
 
     try:
         stopped = stop(address, job_id)
