@@ -1,21 +1,14 @@
 """Count sketches of domains' gradients give the exact cosines within 0.05 (overall and per
 module group), on real gradients of the tiny Llama and on a hundred random domains."""
 
-import copy
 import time
 
 import pytest
 import torch
 
-from posttrain.config import AlgorithmConfig, OptimConfig
-from posttrain.engine.hf_engine import HFEngine
-from posttrain.engine.interface import GenerationRequest, SamplingParams
-from posttrain.models.loading import load_model
-from posttrain.models.token_ids import chat_prompt_ids
 from posttrain.train.gradient_conflict import gradient_cosines
 from posttrain.train.gradient_sketch import most_conflicting_pairs, sketch_cosines, sketch_gradient, sketch_tensor
-from posttrain.train.samples import TrainSample
-from posttrain.train.trainer import PolicyTrainer
+from tests.train.test_gradient_conflict import batch, completions, model, trainer_of  # noqa: F401 - fixtures
 
 
 def test_a_sketch_preserves_inner_products_and_is_the_same_map_for_every_tensor():
@@ -35,27 +28,13 @@ def test_sketch_width_must_be_a_power_of_two():
 
 
 @pytest.fixture(scope="module")
-def domain_gradients(tokenizer):
-    """Four 'domains': real rollouts of the tiny Llama on four prompts, each domain's loss
-    gradient with rewards of its own."""
-    model = load_model("tiny-llama", seed=0)
-    engine = HFEngine(copy.deepcopy(model), tokenizer)
-    requests = [
-        GenerationRequest(
-            str(i),
-            chat_prompt_ids(tokenizer, [{"role": "user", "content": f"domain {i} " * (i + 2)}]),
-            SamplingParams(n=4, temperature=1.0, max_tokens=8, seed=i),
-        )
-        for i in range(4)
-    ]
-    trainer = PolicyTrainer(model, OptimConfig(micro_batch_tokens=256), AlgorithmConfig(), 1.0, tokenizer.pad_token_id)
-    advantages = [[1.0, -1.0, 0.5, -0.5], [-1.0, 1.0, -0.5, 0.5], [1.0, 1.0, -1.0, -1.0], [0.3, -0.7, 0.9, -0.5]]
-    completions = engine.generate(requests)  # four per request, in order
+def domain_gradients(model, tokenizer, completions):  # noqa: F811 - the fixtures imported above
+    """Three 'domains': the tiny Llama's rollouts of three prompts, each domain's loss gradient
+    with advantages of its own."""
+    trainer = trainer_of(model, tokenizer)
+    advantages = [[1.0, -1.0, 0.5, -0.5], [-1.0, 1.0, -0.5, 0.5], [0.3, -0.7, 0.9, -0.5]]
     return {
-        f"d{i}": trainer.loss_gradient(
-            [TrainSample(c.prompt_token_ids, c.token_ids, c.logprobs, a) for c, a in zip(completions[4 * i :], adv)]
-        )
-        for i, adv in enumerate(advantages)
+        f"d{i}": trainer.loss_gradient(batch(completions[4 * i : 4 * i + 4], adv)) for i, adv in enumerate(advantages)
     }
 
 
@@ -69,7 +48,8 @@ def test_sketched_cosines_of_real_gradients_are_within_0_05_of_the_exact_ones(do
             assert abs(sketched["groups"][group][pair] - value) <= 0.05, (group, pair)
     for domain, norm in exact["norms"].items():
         assert sketched["norms"][domain] == pytest.approx(norm, rel=0.05)
-    assert any(abs(v) > 0.1 for v in exact["overall"].values())  # the check compares real signal
+    # the check compares real signal: some module groups agree or conflict clearly
+    assert any(abs(v) > 0.1 for pairs in exact["groups"].values() for v in pairs.values())
 
 
 def test_a_hundred_domains_make_a_full_matrix_and_name_the_most_conflicting_pairs():
