@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 
-from posttrain.tasks.terminal_gen.generated_task import Family, TaskParts
+from posttrain.tasks.terminal_gen.generated_task import Family, TaskParts, Template
+from posttrain.tasks.terminal_gen.instruction_spec import Spec
+from posttrain.tasks.terminal_gen.layout import Layout
 from posttrain.tasks.terminal_gen.verifier_tests import VerifierTests
 from posttrain.tasks.terminal_gen.vocabulary import people, words
 
@@ -28,58 +30,80 @@ def _probe_text(rng: random.Random) -> str:
     return "".join(" ".join(words(rng, rng.randint(2, 4))) + "\n" for _ in range(rng.randint(3, 5)))
 
 
-def build(difficulty: int, rng: random.Random) -> TaskParts:
+def greeting(rng: random.Random, layout: Layout) -> TaskParts:
+    word = rng.choice(("Hello", "Welcome", "Hi", "Greetings"))
+    script = f"{word.lower()}.sh"
     checks = VerifierTests()
-    if difficulty == 1:
-        greeting = rng.choice(("Hello", "Welcome", "Hi", "Greetings"))
-        script = f"/app/{greeting.lower()}.sh"
-        for name in people(rng, 2):
-            checks.add(
-                "greets",
-                f"assert run('bash', {script!r}, {name!r}).stdout == {greeting + ', ' + name + '!' + chr(10)!r}",
-            )
-        return TaskParts(
-            instruction=f"Write a bash script {script} so that `bash {script} NAME` prints `{greeting}, NAME!` "
-            "(for example for NAME=sam).",
-            files={},
-            tests=checks.render(),
-            steps=[f"echo 'echo \"{greeting}, $1!\"' > {script}"],
+    for name in people(rng, 2):
+        checks.add(
+            "greets",
+            f"assert run('bash', {layout.path(script)!r}, {name!r}).stdout == {word + ', ' + name + '!' + chr(10)!r}",
         )
+    return TaskParts(
+        instruction=Spec(
+            goal=f"write a bash script {layout.show(script)} so that `bash {layout.show(script)} NAME` prints "
+            f"`{word}, NAME!` (for example for NAME=sam)"
+        ),
+        files={},
+        tests=checks.render(),
+        steps=[f"echo 'echo \"{word}, $1!\"' > {layout.sh(script)}"],
+    )
+
+
+def _transform(rng: random.Random) -> tuple[str, str, str, str, str]:
+    """(what the script does, its bash body, a probe input, the expected output, a name)."""
     kind = rng.choice(sorted(TRANSFORMS))
     spec, body, expected = TRANSFORMS[kind]
     probe = _probe_text(rng)
-    name = rng.choice(words(rng, 1))
-    if difficulty == 2:
-        script = f"/app/{name}"
-        checks.add(
-            "runs_directly",
-            f"""
-            Path('/tmp/probe.txt').write_text({probe!r})
-            assert run({script!r}, '/tmp/probe.txt').stdout == {expected(probe)!r}
-            """,
-        )
-        return TaskParts(
-            instruction=f"Write an executable bash script {script} that, given a file as its only argument, {spec}.",
-            files={},
-            tests=checks.render(),
-            steps=[f"printf '%s\\n' '#!/bin/bash' {_quoted(body)} > {script}", f"chmod +x {script}"],
-        )
+    return spec, body, probe, expected(probe), rng.choice(words(rng, 1))
+
+
+def file_filter(rng: random.Random, layout: Layout) -> TaskParts:
+    spec, body, probe, expected, name = _transform(rng)
+    checks = VerifierTests()
+    checks.add(
+        "runs_directly",
+        f"""
+        Path('/tmp/probe.txt').write_text({probe!r})
+        assert run({layout.path(name)!r}, '/tmp/probe.txt').stdout == {expected!r}
+        """,
+    )
+    return TaskParts(
+        instruction=Spec(
+            goal=f"write an executable bash script {layout.show(name)} that, given a file as its only argument, {spec}"
+        ),
+        files={},
+        tests=checks.render(),
+        steps=[f"printf '%s\\n' '#!/bin/bash' {_quoted(body)} > {layout.sh(name)}", f"chmod +x {layout.sh(name)}"],
+    )
+
+
+def filter_with_spaces(rng: random.Random, layout: Layout) -> TaskParts:
     # the folder is missing, and the tests pass a path with a space: "$1" must be quoted
-    script = f"/app/bin/{name}"
+    spec, body, probe, expected, name = _transform(rng)
+    script = f"bin/{name}"
+    checks = VerifierTests()
     checks.add(
         "handles_spaces",
         f"""
         Path('/tmp/probe dir').mkdir(exist_ok=True)
         Path('/tmp/probe dir/in put.txt').write_text({probe!r})
-        assert run({script!r}, '/tmp/probe dir/in put.txt').stdout == {expected(probe)!r}
+        assert run({layout.path(script)!r}, '/tmp/probe dir/in put.txt').stdout == {expected!r}
         """,
     )
     return TaskParts(
-        instruction=f"Create an executable bash script {script} (/app/bin does not exist yet) that, given a file as "
-        f"its only argument, {spec}. File names may contain spaces.",
+        instruction=Spec(
+            goal=f"create an executable bash script {layout.show(script)} that, given a file as its only argument, "
+            f"{spec}",
+            notes=[f"{layout.show('bin')} does not exist yet.", "File names may contain spaces."],
+        ),
         files={},
         tests=checks.render(),
-        steps=["mkdir -p /app/bin", f"printf '%s\\n' '#!/bin/bash' {_quoted(body)} > {script}", f"chmod +x {script}"],
+        steps=[
+            f"mkdir -p {layout.sh('bin')}",
+            f"printf '%s\\n' '#!/bin/bash' {_quoted(body)} > {layout.sh(script)}",
+            f"chmod +x {layout.sh(script)}",
+        ],
     )
 
 
@@ -90,10 +114,15 @@ def _quoted(text: str) -> str:
 FAMILY = Family(
     name="script-write",
     skill="write a small bash script to a spec",
-    levels=(
-        "a one-line greeting script",
-        "an executable script over a file argument",
-        "the same in a folder that does not exist, for file names with spaces",
-    ),
-    build=build,
+    templates={
+        1: (Template("greeting", "a one-line greeting script", greeting),),
+        2: (Template("file-filter", "an executable script over a file argument", file_filter),),
+        3: (
+            Template(
+                "filter-with-spaces",
+                "the same in a folder that does not exist, for file names with spaces",
+                filter_with_spaces,
+            ),
+        ),
+    },
 )
