@@ -58,8 +58,8 @@ def generate_command(
 
 @app.command("families")
 def families_command() -> None:
-    """List the generated terminal task families: the skill each trains and what its
-    difficulties 1, 2 and 3 ask for."""
+    """List the generated terminal task families: the skill each trains and, per difficulty
+    1, 2 and 3, its templates (ids <family>/d<difficulty>/<template>)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -67,5 +67,5 @@ def families_command() -> None:
 
     table = Table("family", "skill", "d1", "d2", "d3", show_lines=True)
     for family in FAMILIES.values():
-        table.add_row(family.name, family.skill, *family.levels)
+        table.add_row(family.name, family.skill, *("\n".join(t.slug for t in family.templates[d]) for d in (1, 2, 3)))
     Console().print(table)

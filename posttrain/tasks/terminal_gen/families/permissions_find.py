@@ -123,24 +123,22 @@ def remove_exec(rng: random.Random, layout: Layout) -> TaskParts:
     )
 
 
+def _found_paths(layout: Layout, files: dict[str, str], found: list[str], what: str, find: str, out: str) -> TaskParts:
+    """A template whose answer is the sorted absolute paths `find` prints, written to `out`."""
+    checks = VerifierTests()
+    checks.lines(layout.path(out), sorted(layout.path(p) for p in found))
+    spec = Spec(f"write the paths of {what} to {layout.show(out)}", output="absolute paths, sorted, one per line")
+    return TaskParts(spec, files, checks.render(), [f"{find} | sort > {layout.sh(out)}"])
+
+
 def find_by_name(rng: random.Random, layout: Layout) -> TaskParts:
     tree = layout.folder("srv", "server files")
     names = words(rng, 6)
     backups = [f"{tree}/{names[0]}.bak", f"{tree}/{names[1]}/{names[2]}.bak", f"{tree}/{names[1]}/old/{names[3]}.bak"]
     others = [f"{tree}/{names[4]}.conf", f"{tree}/{names[1]}/{names[5]}.bak.txt"]
     files = {p: f"{rng.randint(1, 999)}\n" for p in backups + others}
-    checks = VerifierTests()
-    checks.lines(layout.path("backups.txt"), sorted(layout.path(p) for p in backups))
-    return TaskParts(
-        instruction=Spec(
-            goal=f"write the paths of every file under {layout.show(tree)} whose name ends in .bak to "
-            f"{layout.show('backups.txt')}",
-            output="absolute paths, sorted, one per line",
-        ),
-        files=files,
-        tests=checks.render(),
-        steps=[f"find {layout.sh(tree)} -type f -name '*.bak' | sort > {layout.sh('backups.txt')}"],
-    )
+    what = f"every file under {layout.show(tree)} whose name ends in .bak"
+    return _found_paths(layout, files, backups, what, f"find {layout.sh(tree)} -type f -name '*.bak'", "backups.txt")
 
 
 def find_large(rng: random.Random, layout: Layout) -> TaskParts:
@@ -149,19 +147,9 @@ def find_large(rng: random.Random, layout: Layout) -> TaskParts:
     sizes = {n: rng.choice((rng.randint(100, 4000), rng.randint(12000, 30000))) for n in names}
     sizes[names[0]], sizes[names[1]] = 20000, 500  # at least one of each
     files = {f"{tree}/{'clips/' if i % 2 else ''}{n}.bin": "x" * sizes[n] for i, n in enumerate(names)}
-    large = sorted(layout.path(p) for p, c in files.items() if len(c) > 8192)
-    checks = VerifierTests()
-    checks.lines(layout.path("large.txt"), large)
-    return TaskParts(
-        instruction=Spec(
-            goal=f"write the paths of the files under {layout.show(tree)} (at any depth) larger than 8 KiB to "
-            f"{layout.show('large.txt')}",
-            output="absolute paths, sorted, one per line",
-        ),
-        files=files,
-        tests=checks.render(),
-        steps=[f"find {layout.sh(tree)} -type f -size +8k | sort > {layout.sh('large.txt')}"],
-    )
+    large = [p for p, c in files.items() if len(c) > 8192]
+    what = f"the files under {layout.show(tree)} (at any depth) larger than 8 KiB"
+    return _found_paths(layout, files, large, what, f"find {layout.sh(tree)} -type f -size +8k", "large.txt")
 
 
 def normalize_modes(rng: random.Random, layout: Layout) -> TaskParts:

@@ -88,29 +88,48 @@ def _probe(rng: random.Random) -> tuple[list[int], str]:
     return probe, "".join(f"{n}\n" for n in probe)
 
 
+def _fix(layout: Layout, script: str, source: str, bug: str, checks: VerifierTests, sed: str) -> TaskParts:
+    """A difficulty-1 template: fix `script` (`bug`: what it should do, and what it does) with one sed."""
+    spec = Spec(goal="fix the script", inputs=[bug])
+    return TaskParts(spec, {script: source}, checks.render(), [f"sed -i {sed} {layout.sh(script)}"])
+
+
+def _fix_then_run(
+    layout: Layout, script: str, source: str, bug: str, data: tuple[str, str], out: str, checks: VerifierTests, sed: str
+) -> TaskParts:
+    """Fix `script` with one sed, then run it on `data` (path, text) into `out`, whose folder is
+    created first when it has one (it does not exist yet)."""
+    runner = "python3" if script.endswith(".py") else "bash"
+    folder = out.rsplit("/", 1)[0] if "/" in out else ""
+    checks.unchanged(layout.path(data[0]), data[1])
+    spec = Spec(
+        goal=f"fix it, then write its output for {layout.show(data[0])} to {layout.show(out)}",
+        inputs=[f"`{runner} {layout.show(script)} FILE` should {bug}"],
+        notes=[f"{layout.show(folder)} does not exist yet."] if folder else [],
+    )
+    steps = [
+        f"sed -i {sed} {layout.sh(script)}",
+        *([f"mkdir -p {layout.sh(folder)}"] if folder else []),
+        f"{runner} {layout.sh(script)} {layout.sh(data[0])} > {layout.sh(out)}",
+    ]
+    return TaskParts(spec, {script: source, data[0]: data[1]}, checks.render(), steps)
+
+
+def _lines(values) -> str:
+    return "".join(f"{v}\n" for v in values)
+
+
 def off_by_one(rng: random.Random, layout: Layout) -> TaskParts:
     probe, probe_text = _probe(rng)
     script = f"{stem(rng)}.py"
     checks = VerifierTests()
-    checks.add(
-        "sums_every_number",
-        f"""
-        Path('/tmp/probe_numbers.txt').write_text({probe_text!r})
-        assert run('python3', {layout.path(script)!r}, '/tmp/probe_numbers.txt').stdout.strip() == {str(sum(probe))!r}
-        """,
+    command = ["python3", layout.path(script), "/tmp/probe_numbers.txt"]
+    _check_output(checks, "sums_every_number", command, {"/tmp/probe_numbers.txt": probe_text}, str(sum(probe)))
+    bug = (
+        f"`python3 {layout.show(script)} FILE` should print the sum of the integers in FILE (one per line), but "
+        "it skips the first number"
     )
-    return TaskParts(
-        instruction=Spec(
-            goal="fix the script",
-            inputs=[
-                f"`python3 {layout.show(script)} FILE` should print the sum of the integers in FILE (one per line), "
-                "but it skips the first number"
-            ],
-        ),
-        files={script: SUM_PY},
-        tests=checks.render(),
-        steps=[f"sed -i 's/nums\\[1:\\]/nums/' {layout.sh(script)}"],
-    )
+    return _fix(layout, script, SUM_PY, bug, checks, "'s/nums\\[1:\\]/nums/'")
 
 
 def word_count(rng: random.Random, layout: Layout) -> TaskParts:
@@ -120,63 +139,24 @@ def word_count(rng: random.Random, layout: Layout) -> TaskParts:
     text = " ".join(words(rng, 4)) + "\n" + " ".join(words(rng, 3)) + "\n" + " ".join(words(rng, 5)) + "\n"
     probe_words = " ".join(words(rng, 7)) + "\n" + " ".join(words(rng, 2)) + "\n"
     checks = VerifierTests()
-    checks.unchanged(layout.path(data), text)
     checks.value(layout.path("word_count.txt"), str(len(text.split())))
-    checks.add(
-        "counts_words",
-        f"""
-        Path('/tmp/probe words.txt').write_text({probe_words!r})
-        counted = run('bash', {layout.path(script)!r}, '/tmp/probe words.txt').stdout.strip()
-        assert counted == {str(len(probe_words.split()))!r}
-        """,
-    )
-    return TaskParts(
-        instruction=Spec(
-            goal=f"fix it, then write its output for {layout.show(data)} to {layout.show('word_count.txt')}",
-            inputs=[
-                f"`bash {layout.show(script)} FILE` should print the number of words in FILE but prints the number "
-                "of lines"
-            ],
-        ),
-        files={script: WORDS_SH, data: text},
-        tests=checks.render(),
-        steps=[
-            f"sed -i 's/wc -l/wc -w/' {layout.sh(script)}",
-            f"bash {layout.sh(script)} {layout.sh(data)} > {layout.sh('word_count.txt')}",
-        ],
-    )
+    command = ["bash", layout.path(script), "/tmp/probe words.txt"]
+    _check_output(checks, "counts_words", command, {"/tmp/probe words.txt": probe_words}, str(len(probe_words.split())))
+    bug = "print the number of words in FILE but prints the number of lines"
+    return _fix_then_run(layout, script, WORDS_SH, bug, (data, text), "word_count.txt", checks, "'s/wc -l/wc -w/'")
 
 
 def peak(rng: random.Random, layout: Layout) -> TaskParts:
     probe, probe_text = _probe(rng)
     script, readings = f"{stem(rng)}.py", _numbers(rng)
     data = f"{layout.folder('data', 'sensor data')}/readings.txt"
-    text = "".join(f"{n}\n" for n in readings)
     checks = VerifierTests()
-    checks.unchanged(layout.path(data), text)
     checks.value(layout.path("results/peak.txt"), str(max(readings)))
-    checks.add(
-        "prints_maximum",
-        f"""
-        Path('/tmp/probe_readings.txt').write_text({probe_text!r})
-        assert run('python3', {layout.path(script)!r}, '/tmp/probe_readings.txt').stdout.strip() == {str(max(probe))!r}
-        """,
-    )
-    return TaskParts(
-        instruction=Spec(
-            goal=f"fix it, then save its output for {layout.show(data)} as {layout.show('results/peak.txt')}",
-            inputs=[
-                f"`python3 {layout.show(script)} FILE` should print the largest value in FILE but prints the smallest"
-            ],
-            notes=["The results folder does not exist yet."],
-        ),
-        files={script: PEAK_PY, data: text},
-        tests=checks.render(),
-        steps=[
-            f"sed -i 's/min(/max(/' {layout.sh(script)}",
-            f"mkdir -p {layout.sh('results')}",
-            f"python3 {layout.sh(script)} {layout.sh(data)} > {layout.sh('results/peak.txt')}",
-        ],
+    command = ["python3", layout.path(script), "/tmp/probe_readings.txt"]
+    _check_output(checks, "prints_maximum", command, {"/tmp/probe_readings.txt": probe_text}, str(max(probe)))
+    bug = "print the largest value in FILE but prints the smallest"
+    return _fix_then_run(
+        layout, script, PEAK_PY, bug, (data, _lines(readings)), "results/peak.txt", checks, "'s/min(/max(/'"
     )
 
 
@@ -185,140 +165,93 @@ def wrong_operator(rng: random.Random, layout: Layout) -> TaskParts:
     checks = VerifierTests()
     for a, b in ((rng.randint(2, 30), rng.randint(2, 30)), (rng.randint(31, 99), 0)):
         _check_output(checks, "multiplies", ["python3", layout.path(script), str(a), str(b)], {}, str(a * b))
-    return TaskParts(
-        instruction=Spec(
-            goal="fix the script",
-            inputs=[
-                f"`python3 {layout.show(script)} A B` should print the product of the integers A and B, but it "
-                "prints their sum"
-            ],
-        ),
-        files={script: PRODUCT_PY},
-        tests=checks.render(),
-        steps=[f"sed -i 's/a + b/a * b/' {layout.sh(script)}"],
+    bug = (
+        f"`python3 {layout.show(script)} A B` should print the product of the integers A and B, but it prints their sum"
     )
+    return _fix(layout, script, PRODUCT_PY, bug, checks, "'s/a + b/a * b/'")
 
 
 def wrong_separator(rng: random.Random, layout: Layout) -> TaskParts:
     script = f"{stem(rng)}.sh"
     rows = [f"{a},{b},{rng.randint(1, 9)}" for a, b in zip(words(rng, 4), words(rng, 4))]
     checks = VerifierTests()
-    probe = {"/tmp/probe.csv": "".join(r + "\n" for r in rows)}
+    expected = "\n".join(r.split(",")[1] for r in rows)
     _check_output(
         checks,
         "second_field",
         ["bash", layout.path(script), "/tmp/probe.csv"],
-        probe,
-        "\n".join(r.split(",")[1] for r in rows),
+        {"/tmp/probe.csv": _lines(rows)},
+        expected,
     )
-    return TaskParts(
-        instruction=Spec(
-            goal="fix the script",
-            inputs=[
-                f"`bash {layout.show(script)} FILE` should print the second comma-separated field of each line "
-                "of FILE, but it splits on spaces"
-            ],
-        ),
-        files={script: FIELD_SH},
-        tests=checks.render(),
-        steps=[f"sed -i \"s/-d' '/-d,/\" {layout.sh(script)}"],
+    bug = (
+        f"`bash {layout.show(script)} FILE` should print the second comma-separated field of each line of FILE, "
+        "but it splits on spaces"
     )
+    return _fix(layout, script, FIELD_SH, bug, checks, "\"s/-d' '/-d,/\"")
 
 
 def command_typo(rng: random.Random, layout: Layout) -> TaskParts:
     script = f"{stem(rng)}.sh"
     lines = words(rng, 6)
     checks = VerifierTests()
-    probe = {"/tmp/probe.txt": "".join(w + "\n" for w in lines)}
-    _check_output(checks, "sorts", ["bash", layout.path(script), "/tmp/probe.txt"], probe, "\n".join(sorted(lines)))
-    return TaskParts(
-        instruction=Spec(
-            goal="fix the script so that it works",
-            inputs=[
-                f"`bash {layout.show(script)} FILE` should print the lines of FILE sorted, but it fails with "
-                "'command not found'"
-            ],
-        ),
-        files={script: SORTED_SH},
-        tests=checks.render(),
-        steps=[f"sed -i 's/sortt/sort/' {layout.sh(script)}"],
+    _check_output(
+        checks,
+        "sorts",
+        ["bash", layout.path(script), "/tmp/probe.txt"],
+        {"/tmp/probe.txt": _lines(lines)},
+        "\n".join(sorted(lines)),
     )
+    bug = (
+        f"`bash {layout.show(script)} FILE` should print the lines of FILE sorted, but it fails with 'command "
+        "not found'"
+    )
+    return _fix(layout, script, SORTED_SH, bug, checks, "'s/sortt/sort/'")
 
 
 def upper_case(rng: random.Random, layout: Layout) -> TaskParts:
     script, name = f"{stem(rng)}.py", stem(rng)
     data = f"{layout.folder('data', 'text files')}/{name}.txt"
     text = "".join(" ".join(words(rng, 3)).capitalize() + "\n" for _ in range(4))
-    probe_words = words(rng, 5)
+    probe_words = " ".join(words(rng, 5))
     checks = VerifierTests()
-    checks.unchanged(layout.path(data), text)
     checks.lines(layout.path("upper.txt"), text.upper().splitlines())
-    probe = {"/tmp/probe.txt": " ".join(probe_words) + "\n"}
-    _check_output(
-        checks, "upper", ["python3", layout.path(script), "/tmp/probe.txt"], probe, " ".join(probe_words).upper()
-    )
-    return TaskParts(
-        instruction=Spec(
-            goal=f"fix it, then write its output for {layout.show(data)} to {layout.show('upper.txt')}",
-            inputs=[
-                f"`python3 {layout.show(script)} FILE` should print FILE in upper case but prints it in lower case"
-            ],
-        ),
-        files={script: UPPER_PY, data: text},
-        tests=checks.render(),
-        steps=[
-            f"sed -i 's/\\.lower()/.upper()/' {layout.sh(script)}",
-            f"python3 {layout.sh(script)} {layout.sh(data)} > {layout.sh('upper.txt')}",
-        ],
-    )
+    command = ["python3", layout.path(script), "/tmp/probe.txt"]
+    _check_output(checks, "upper", command, {"/tmp/probe.txt": probe_words + "\n"}, probe_words.upper())
+    bug = "print FILE in upper case but prints it in lower case"
+    return _fix_then_run(layout, script, UPPER_PY, bug, (data, text), "upper.txt", checks, "'s/\\.lower()/.upper()/'")
 
 
 def broken_shebang(rng: random.Random, layout: Layout) -> TaskParts:
     script = f"{layout.folder('bin', 'my tools')}/{rng.choice(words(rng, 1))}"
     n = rng.randint(2, 9)
     checks = VerifierTests()
-    probe = {"/tmp/probe.txt": "line\n" * n}
-    _check_output(checks, "runs_directly", [layout.path(script), "/tmp/probe.txt"], probe, f"{n} lines")
-    return TaskParts(
-        instruction=Spec(
-            goal=f"make {layout.show(script)} run directly, as `{layout.show(script)} FILE`",
-            inputs=[
-                f"{layout.show(script)} should print the number of lines of FILE followed by ' lines', but its "
-                "first line names a shell that does not exist and it cannot be run directly"
-            ],
-            notes=["Keep the script's body as it is."],
-        ),
-        files={script: BROKEN_SHEBANG},
-        tests=checks.render(),
-        steps=[f"sed -i '1s|.*|#!/bin/bash|' {layout.sh(script)}", f"chmod +x {layout.sh(script)}"],
+    _check_output(
+        checks, "runs_directly", [layout.path(script), "/tmp/probe.txt"], {"/tmp/probe.txt": "line\n" * n}, f"{n} lines"
     )
+    spec = Spec(
+        goal=f"make {layout.show(script)} run directly, as `{layout.show(script)} FILE`",
+        inputs=[
+            f"{layout.show(script)} should print the number of lines of FILE followed by ' lines', but its first "
+            "line names a shell that does not exist and it cannot be run directly"
+        ],
+        notes=["Keep the script's body as it is."],
+    )
+    steps = [f"sed -i '1s|.*|#!/bin/bash|' {layout.sh(script)}", f"chmod +x {layout.sh(script)}"]
+    return TaskParts(spec, {script: BROKEN_SHEBANG}, checks.render(), steps)
 
 
 def ascending(rng: random.Random, layout: Layout) -> TaskParts:
     script = f"{stem(rng)}.py"
     data = f"{layout.folder('data', 'raw numbers')}/numbers.txt"
     numbers, probe = _numbers(rng), _numbers(rng)
-    text = "".join(f"{n}\n" for n in numbers)
     checks = VerifierTests()
-    checks.unchanged(layout.path(data), text)
     checks.lines(layout.path("sorted.txt"), [str(n) for n in sorted(numbers)])
-    probe_files = {"/tmp/probe_numbers.txt": "".join(f"{n}\n" for n in probe)}
     command = ["python3", layout.path(script), "/tmp/probe_numbers.txt"]
-    _check_output(checks, "ascending", command, probe_files, "\n".join(str(n) for n in sorted(probe)))
-    return TaskParts(
-        instruction=Spec(
-            goal=f"fix it, then save its output for {layout.show(data)} as {layout.show('sorted.txt')}",
-            inputs=[
-                f"`python3 {layout.show(script)} FILE` should print the integers of FILE in ascending order but "
-                "prints them in descending order"
-            ],
-        ),
-        files={script: ASCENDING_PY, data: text},
-        tests=checks.render(),
-        steps=[
-            f"sed -i 's/, reverse=True//' {layout.sh(script)}",
-            f"python3 {layout.sh(script)} {layout.sh(data)} > {layout.sh('sorted.txt')}",
-        ],
+    expected = "\n".join(str(n) for n in sorted(probe))
+    _check_output(checks, "ascending", command, {"/tmp/probe_numbers.txt": _lines(probe)}, expected)
+    bug = "print the integers of FILE in ascending order but prints them in descending order"
+    return _fix_then_run(
+        layout, script, ASCENDING_PY, bug, (data, _lines(numbers)), "sorted.txt", checks, "'s/, reverse=True//'"
     )
 
 
@@ -328,30 +261,16 @@ def integer_mean(rng: random.Random, layout: Layout) -> TaskParts:
     numbers, probe = _numbers(rng), _numbers(rng)
     while sum(probe) % len(probe) == 0:  # a whole mean would pass the broken script too
         probe.append(rng.randint(1, 9))
-    text = "".join(f"{n}\n" for n in numbers)
     checks = VerifierTests()
-    checks.unchanged(layout.path(data), text)
     checks.value(layout.path("results/mean.txt"), f"{sum(numbers) / len(numbers):.2f}")
-    probe_files = {"/tmp/probe_values.txt": "".join(f"{n}\n" for n in probe)}
     command = ["python3", layout.path(script), "/tmp/probe_values.txt"]
-    _check_output(checks, "exact_mean", command, probe_files, f"{sum(probe) / len(probe):.2f}")
-    return TaskParts(
-        instruction=Spec(
-            goal=f"fix it, then save its output for {layout.show(data)} as {layout.show('results/mean.txt')}",
-            inputs=[
-                f"`python3 {layout.show(script)} FILE` should print the mean of the integers in FILE with two "
-                "decimals, but it rounds the mean down to a whole number first"
-            ],
-            notes=["The results folder does not exist yet."],
-        ),
-        files={script: MEAN_PY, data: text},
-        tests=checks.render(),
-        steps=[
-            f"sed -i 's|//|/|' {layout.sh(script)}",
-            f"mkdir -p {layout.sh('results')}",
-            f"python3 {layout.sh(script)} {layout.sh(data)} > {layout.sh('results/mean.txt')}",
-        ],
+    _check_output(
+        checks, "exact_mean", command, {"/tmp/probe_values.txt": _lines(probe)}, f"{sum(probe) / len(probe):.2f}"
     )
+    bug = (
+        "print the mean of the integers in FILE with two decimals, but it rounds the mean down to a whole number first"
+    )
+    return _fix_then_run(layout, script, MEAN_PY, bug, (data, _lines(numbers)), "results/mean.txt", checks, "'s|//|/|'")
 
 
 def unquoted_argument(rng: random.Random, layout: Layout) -> TaskParts:
@@ -360,25 +279,11 @@ def unquoted_argument(rng: random.Random, layout: Layout) -> TaskParts:
     text = "".join(" ".join(words(rng, 3)) + "\n" for _ in range(rng.randint(3, 9)))
     n = rng.randint(2, 12)
     checks = VerifierTests()
-    checks.unchanged(layout.path(data), text)
     checks.value(layout.path("line_count.txt"), str(len(text.splitlines())))
     probe = {"/tmp/probe dir/some file.txt": "x\n" * n}
     _check_output(checks, "quoted", ["bash", layout.path(script), "/tmp/probe dir/some file.txt"], probe, str(n))
-    return TaskParts(
-        instruction=Spec(
-            goal=f"fix it, then write its output for {layout.show(data)} to {layout.show('line_count.txt')}",
-            inputs=[
-                f"`bash {layout.show(script)} FILE` should print the number of lines of FILE, but it fails when "
-                "the file's path contains a space"
-            ],
-        ),
-        files={script: LINES_SH, data: text},
-        tests=checks.render(),
-        steps=[
-            f"sed -i 's/< \\$1/< \"$1\"/' {layout.sh(script)}",
-            f"bash {layout.sh(script)} {layout.sh(data)} > {layout.sh('line_count.txt')}",
-        ],
-    )
+    bug = "print the number of lines of FILE, but it fails when the file's path contains a space"
+    return _fix_then_run(layout, script, LINES_SH, bug, (data, text), "line_count.txt", checks, "'s/< \\$1/< \"$1\"/'")
 
 
 def header_row(rng: random.Random, layout: Layout) -> TaskParts:
@@ -388,27 +293,13 @@ def header_row(rng: random.Random, layout: Layout) -> TaskParts:
     text = "id,item,amount\n" + "".join(f"{i},{w},{a}\n" for i, w, a in rows)
     probe_rows = [(i + 1, "x", rng.randint(5, 500)) for i in range(4)]
     checks = VerifierTests()
-    checks.unchanged(layout.path(data), text)
     checks.value(layout.path("report/total.txt"), str(sum(a for _, _, a in rows)))
     probe = {"/tmp/probe_sales.csv": "id,item,amount\n" + "".join(f"{i},{w},{a}\n" for i, w, a in probe_rows)}
     command = ["python3", layout.path(script), "/tmp/probe_sales.csv"]
     _check_output(checks, "skips_header", command, probe, str(sum(a for _, _, a in probe_rows)))
-    return TaskParts(
-        instruction=Spec(
-            goal=f"fix it, then save its output for {layout.show(data)} as {layout.show('report/total.txt')}",
-            inputs=[
-                f"`python3 {layout.show(script)} FILE` should print the sum of the amount column of the CSV "
-                "FILE (header line id,item,amount), but it fails on the header line"
-            ],
-            notes=[f"{layout.show('report')} does not exist yet."],
-        ),
-        files={script: AMOUNT_PY, data: text},
-        tests=checks.render(),
-        steps=[
-            f"sed -i 's/rows\\[0:\\]/rows[1:]/' {layout.sh(script)}",
-            f"mkdir -p {layout.sh('report')}",
-            f"python3 {layout.sh(script)} {layout.sh(data)} > {layout.sh('report/total.txt')}",
-        ],
+    bug = "print the sum of the amount column of the CSV FILE (header line id,item,amount), but it fails on the header"
+    return _fix_then_run(
+        layout, script, AMOUNT_PY, bug, (data, text), "report/total.txt", checks, "'s/rows\\[0:\\]/rows[1:]/'"
     )
 
 

@@ -63,69 +63,6 @@ def _setup(shop: Shop, layout: Layout) -> list[str]:
     return [f"sqlite3 {layout.sh(shop.db)} < {layout.sh(shop.sql_path)} && rm {layout.sh(shop.sql_path)}"]
 
 
-def count_where(rng: random.Random, layout: Layout) -> TaskParts:
-    shop = _shop(rng, layout)
-    big = rng.choice(sorted({a for _, _, a in shop.orders})[:-1] or [0])  # at least one order above it
-    shop.checks.value(layout.path("count.txt"), str(sum(a > big for _, _, a in shop.orders)))
-    return TaskParts(
-        instruction=Spec(
-            goal=f"write the number of orders with amount greater than {big} to {layout.show('count.txt')}",
-            inputs=[f"The SQLite database {layout.show(shop.db)} has tables {TABLES}"],
-            output="just the integer",
-        ),
-        files={shop.sql_path: shop.sql},
-        tests=shop.checks.render(),
-        steps=[
-            f"sqlite3 {layout.sh(shop.db)} 'SELECT COUNT(*) FROM orders WHERE amount > {big}' > "
-            f"{layout.sh('count.txt')}"
-        ],
-        setup=_setup(shop, layout),
-    )
-
-
-def customer_totals(rng: random.Random, layout: Layout) -> TaskParts:
-    shop = _shop(rng, layout)
-    shop.checks.lines(layout.path("totals.txt"), [f"{c}|{t}" for c, t in sorted(shop.totals().items())])
-    return TaskParts(
-        instruction=Spec(
-            goal=f"write each customer's name and order total to {layout.show('totals.txt')}",
-            inputs=[f"The SQLite database {layout.show(shop.db)} has tables {TABLES}"],
-            output="name|total lines, sorted by name, customers without orders left out",
-        ),
-        files={shop.sql_path: shop.sql},
-        tests=shop.checks.render(),
-        steps=[
-            f"sqlite3 {layout.sh(shop.db)} 'SELECT c.name, SUM(o.amount) FROM customers c JOIN orders o ON "
-            f"o.customer_id = c.id GROUP BY c.id ORDER BY c.name' > {layout.sh('totals.txt')}"
-        ],
-        setup=_setup(shop, layout),
-    )
-
-
-def top_customers(rng: random.Random, layout: Layout) -> TaskParts:
-    shop = _shop(rng, layout)
-    totals = shop.totals()
-    limit = sorted(totals.values())[len(totals) // 2] - 1  # at least one customer above it
-    shop.checks.lines(layout.path("report/top.txt"), sorted(c for c, t in totals.items() if t > limit))
-    return TaskParts(
-        instruction=Spec(
-            goal=f"write the names of the customers whose orders total more than {limit} to "
-            f"{layout.show('report/top.txt')}",
-            inputs=[f"The SQLite database {layout.show(shop.db)} has tables {TABLES}"],
-            output="one name per line, sorted",
-            notes=[f"{layout.show('report')} does not exist yet."],
-        ),
-        files={shop.sql_path: shop.sql},
-        tests=shop.checks.render(),
-        steps=[
-            f"mkdir -p {layout.sh('report')}",
-            f"sqlite3 {layout.sh(shop.db)} 'SELECT c.name FROM customers c JOIN orders o ON o.customer_id = c.id "
-            f"GROUP BY c.id HAVING SUM(o.amount) > {limit} ORDER BY c.name' > {layout.sh('report/top.txt')}",
-        ],
-        setup=_setup(shop, layout),
-    )
-
-
 def _query_task(shop: Shop, layout: Layout, spec: Spec, steps: list[str]) -> TaskParts:
     return TaskParts(
         instruction=Spec(
@@ -139,6 +76,53 @@ def _query_task(shop: Shop, layout: Layout, spec: Spec, steps: list[str]) -> Tas
         steps=steps,
         setup=_setup(shop, layout),
     )
+
+
+def count_where(rng: random.Random, layout: Layout) -> TaskParts:
+    shop = _shop(rng, layout)
+    big = rng.choice(sorted({a for _, _, a in shop.orders})[:-1] or [0])  # at least one order above it
+    shop.checks.value(layout.path("count.txt"), str(sum(a > big for _, _, a in shop.orders)))
+    spec = Spec(
+        f"write the number of orders with amount greater than {big} to {layout.show('count.txt')}",
+        output="just the integer",
+    )
+    query = f"SELECT COUNT(*) FROM orders WHERE amount > {big}"
+    return _query_task(shop, layout, spec, [f"sqlite3 {layout.sh(shop.db)} '{query}' > {layout.sh('count.txt')}"])
+
+
+def customer_totals(rng: random.Random, layout: Layout) -> TaskParts:
+    shop = _shop(rng, layout)
+    shop.checks.lines(layout.path("totals.txt"), [f"{c}|{t}" for c, t in sorted(shop.totals().items())])
+    spec = Spec(
+        f"write each customer's name and order total to {layout.show('totals.txt')}",
+        output="name|total lines, sorted by name, customers without orders left out",
+    )
+    query = (
+        "SELECT c.name, SUM(o.amount) FROM customers c JOIN orders o ON o.customer_id = c.id "
+        "GROUP BY c.id ORDER BY c.name"
+    )
+    return _query_task(shop, layout, spec, [f"sqlite3 {layout.sh(shop.db)} '{query}' > {layout.sh('totals.txt')}"])
+
+
+def top_customers(rng: random.Random, layout: Layout) -> TaskParts:
+    shop = _shop(rng, layout)
+    totals = shop.totals()
+    limit = sorted(totals.values())[len(totals) // 2] - 1  # at least one customer above it
+    shop.checks.lines(layout.path("report/top.txt"), sorted(c for c, t in totals.items() if t > limit))
+    spec = Spec(
+        f"write the names of the customers whose orders total more than {limit} to {layout.show('report/top.txt')}",
+        output="one name per line, sorted",
+        notes=[f"{layout.show('report')} does not exist yet."],
+    )
+    query = (
+        "SELECT c.name FROM customers c JOIN orders o ON o.customer_id = c.id GROUP BY c.id "
+        f"HAVING SUM(o.amount) > {limit} ORDER BY c.name"
+    )
+    steps = [
+        f"mkdir -p {layout.sh('report')}",
+        f"sqlite3 {layout.sh(shop.db)} '{query}' > {layout.sh('report/top.txt')}",
+    ]
+    return _query_task(shop, layout, spec, steps)
 
 
 def largest_order(rng: random.Random, layout: Layout) -> TaskParts:
