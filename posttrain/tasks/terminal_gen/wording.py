@@ -116,7 +116,7 @@ def _bullets(spec: Spec, rng: random.Random, context: list[str]) -> str:
 
 
 def _goal_first(spec: Spec, rng: random.Random, context: list[str]) -> str:
-    lead = rng.choice(("", "Task: ", "Please "))
+    lead = rng.choice(("Task: ", "Please ", "Your task: "))
     goal = (spec.goal if lead == "Please " else _cap(spec.goal)) + "."
     parts = [lead + goal, *context]
     if spec.output:
@@ -125,11 +125,11 @@ def _goal_first(spec: Spec, rng: random.Random, context: list[str]) -> str:
 
 
 def _details_first(spec: Spec, rng: random.Random, context: list[str]) -> str:
-    parts = [*context, *(_sentence(n) for n in spec.notes)]
-    lead = rng.choice(("With that in mind,", "Given that,", "Now:"))
+    leads = ("With that in mind,", "Given that,", "Now:") if context else ("The job:", "One thing to do:")
+    lead = rng.choice(leads)
     goal = spec.goal if lead.endswith(",") else _cap(spec.goal)
     tail = f", as {spec.output}" if spec.output else ""
-    return " ".join([*parts, f"{lead} {goal}{tail}."])
+    return " ".join([*context, f"{lead} {goal}{tail}.", *(_sentence(n) for n in spec.notes)])
 
 
 RENDERERS: dict[str, Callable[[Spec, random.Random, list[str]], str]] = {

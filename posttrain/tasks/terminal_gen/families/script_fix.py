@@ -90,7 +90,7 @@ def _probe(rng: random.Random) -> tuple[list[int], str]:
 
 def _fix(layout: Layout, script: str, source: str, bug: str, checks: VerifierTests, sed: str) -> TaskParts:
     """A difficulty-1 template: fix `script` (`bug`: what it should do, and what it does) with one sed."""
-    spec = Spec(goal="fix the script", inputs=[bug])
+    spec = Spec(goal=f"fix the script {layout.show(script)}", inputs=[bug])
     return TaskParts(spec, {script: source}, checks.render(), [f"sed -i {sed} {layout.sh(script)}"])
 
 
@@ -103,7 +103,8 @@ def _fix_then_run(
     folder = out.rsplit("/", 1)[0] if "/" in out else ""
     checks.unchanged(layout.path(data[0]), data[1])
     spec = Spec(
-        goal=f"fix it, then write its output for {layout.show(data[0])} to {layout.show(out)}",
+        goal=f"fix the script {layout.show(script)}, then write its output for {layout.show(data[0])} to "
+        f"{layout.show(out)}",
         inputs=[f"`{runner} {layout.show(script)} FILE` should {bug}"],
         notes=[f"{layout.show(folder)} does not exist yet."] if folder else [],
     )

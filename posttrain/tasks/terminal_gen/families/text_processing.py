@@ -50,15 +50,11 @@ def grep_level(rng: random.Random, layout: Layout) -> TaskParts:
     level = rng.choice(("ERROR", "WARN"))
     out = f"{level.lower()}s.txt"
     checks.lines(layout.path(out), [line for line in log if f" {level} " in line])
-    return TaskParts(
-        instruction=Spec(
-            goal=f"write every line of {layout.show(rel)} that contains {level} to {layout.show(out)}",
-            output="the lines in their original order",
-        ),
-        files={rel: text},
-        tests=checks.render(),
-        steps=[f"grep {level} {layout.sh(rel)} > {layout.sh(out)}"],
+    spec = Spec(
+        goal=f"write every line of {layout.show(rel)} that contains {level} to {layout.show(out)}",
+        output="the lines in their original order",
     )
+    return TaskParts(spec, {rel: text}, checks.render(), [f"grep {level} {layout.sh(rel)} > {layout.sh(out)}"])
 
 
 def count_level(rng: random.Random, layout: Layout) -> TaskParts:
@@ -66,17 +62,12 @@ def count_level(rng: random.Random, layout: Layout) -> TaskParts:
     level = rng.choice(LEVELS)
     out = f"{level.lower()}_count.txt"
     checks.value(layout.path(out), str(sum(1 for line in log if line.split()[1] == level)))
-    return TaskParts(
-        instruction=Spec(
-            goal=f"count the lines of {layout.show(rel)} whose level is {level} and write the count to "
-            f"{layout.show(out)}",
-            inputs=[f"Each line of {layout.show(rel)} is: {LOG_FORMAT}"],
-            output="just the integer",
-        ),
-        files={rel: text},
-        tests=checks.render(),
-        steps=[f"grep -c ' {level} ' {layout.sh(rel)} > {layout.sh(out)}"],
+    spec = Spec(
+        goal=f"count the lines of {layout.show(rel)} whose level is {level} and write the count to {layout.show(out)}",
+        inputs=[f"Each line of {layout.show(rel)} is: {LOG_FORMAT}"],
+        output="just the integer",
     )
+    return TaskParts(spec, {rel: text}, checks.render(), [f"grep -c ' {level} ' {layout.sh(rel)} > {layout.sh(out)}"])
 
 
 def first_lines(rng: random.Random, layout: Layout) -> TaskParts:
@@ -84,31 +75,23 @@ def first_lines(rng: random.Random, layout: Layout) -> TaskParts:
     n = rng.randint(3, 12)
     out = f"first_{n}.txt"
     checks.lines(layout.path(out), log[:n])
-    return TaskParts(
-        instruction=Spec(
-            goal=f"write the first {n} lines of {layout.show(rel)} to {layout.show(out)}",
-            output="those lines, unchanged and in order",
-        ),
-        files={rel: text},
-        tests=checks.render(),
-        steps=[f"head -n {n} {layout.sh(rel)} > {layout.sh(out)}"],
+    spec = Spec(
+        goal=f"write the first {n} lines of {layout.show(rel)} to {layout.show(out)}",
+        output="those lines, unchanged and in order",
     )
+    return TaskParts(spec, {rel: text}, checks.render(), [f"head -n {n} {layout.sh(rel)} > {layout.sh(out)}"])
 
 
 def drop_level(rng: random.Random, layout: Layout) -> TaskParts:
     rel, log, text, checks = _log_input(rng, layout)
     out = "no_info.txt"
     checks.lines(layout.path(out), [line for line in log if " INFO " not in line])
-    return TaskParts(
-        instruction=Spec(
-            goal=f"write the lines of {layout.show(rel)} that are not INFO lines to {layout.show(out)}",
-            inputs=[f"Each line of {layout.show(rel)} is: {LOG_FORMAT}"],
-            output="the remaining lines in their original order",
-        ),
-        files={rel: text},
-        tests=checks.render(),
-        steps=[f"grep -v ' INFO ' {layout.sh(rel)} > {layout.sh(out)}"],
+    spec = Spec(
+        goal=f"write the lines of {layout.show(rel)} that are not INFO lines to {layout.show(out)}",
+        inputs=[f"Each line of {layout.show(rel)} is: {LOG_FORMAT}"],
+        output="the remaining lines in their original order",
     )
+    return TaskParts(spec, {rel: text}, checks.render(), [f"grep -v ' INFO ' {layout.sh(rel)} > {layout.sh(out)}"])
 
 
 # ---- difficulty 2: a short pipeline --------------------------------------------------------
@@ -117,15 +100,16 @@ def drop_level(rng: random.Random, layout: Layout) -> TaskParts:
 def error_users(rng: random.Random, layout: Layout) -> TaskParts:
     rel, log, text, checks = _log_input(rng, layout)
     checks.lines(layout.path("users.txt"), sorted({line.split()[2] for line in log if " ERROR " in line}))
+    spec = Spec(
+        goal=f"write the distinct users that have an ERROR line to {layout.show('users.txt')}",
+        inputs=[f"Each line of {layout.show(rel)} is: {LOG_FORMAT}"],
+        output="one user per line, sorted alphabetically",
+    )
     return TaskParts(
-        instruction=Spec(
-            goal=f"write the distinct users that have an ERROR line to {layout.show('users.txt')}",
-            inputs=[f"Each line of {layout.show(rel)} is: {LOG_FORMAT}"],
-            output="one user per line, sorted alphabetically",
-        ),
-        files={rel: text},
-        tests=checks.render(),
-        steps=[f"grep ' ERROR ' {layout.sh(rel)} | cut -d' ' -f3 | sort -u > {layout.sh('users.txt')}"],
+        spec,
+        {rel: text},
+        checks.render(),
+        [f"grep ' ERROR ' {layout.sh(rel)} | cut -d' ' -f3 | sort -u > {layout.sh('users.txt')}"],
     )
 
 
@@ -135,18 +119,17 @@ def lines_per_user(rng: random.Random, layout: Layout) -> TaskParts:
     for line in log:
         counts[line.split()[2]] = counts.get(line.split()[2], 0) + 1
     checks.lines(layout.path("per_user.txt"), [f"{u} {c}" for u, c in sorted(counts.items())])
+    spec = Spec(
+        goal=f"count how many lines each user has in {layout.show(rel)} and write the counts to "
+        f"{layout.show('per_user.txt')}",
+        inputs=[f"Each line of {layout.show(rel)} is: {LOG_FORMAT}"],
+        output="one line per user, 'user count' (a single space between), sorted by user",
+    )
     return TaskParts(
-        instruction=Spec(
-            goal=f"count how many lines each user has in {layout.show(rel)} and write the counts to "
-            f"{layout.show('per_user.txt')}",
-            inputs=[f"Each line of {layout.show(rel)} is: {LOG_FORMAT}"],
-            output="one line per user, 'user count' (a single space between), sorted by user",
-        ),
-        files={rel: text},
-        tests=checks.render(),
-        steps=[
-            f"cut -d' ' -f3 {layout.sh(rel)} | sort | uniq -c | awk '{{print $2, $1}}' > {layout.sh('per_user.txt')}"
-        ],
+        spec,
+        {rel: text},
+        checks.render(),
+        [f"cut -d' ' -f3 {layout.sh(rel)} | sort | uniq -c | awk '{{print $2, $1}}' > {layout.sh('per_user.txt')}"],
     )
 
 
@@ -159,16 +142,14 @@ def largest_number(rng: random.Random, layout: Layout) -> TaskParts:
     checks = VerifierTests()
     checks.unchanged(layout.path(rel), text)
     checks.lines(layout.path("largest.txt"), [log[top]])
+    spec = Spec(
+        goal=f"find the line of {layout.show(rel)} with the largest number and write it to "
+        f"{layout.show('largest.txt')}",
+        inputs=[f"Each line of {layout.show(rel)} is: {LOG_FORMAT}; the number is the last field"],
+        output="that one line, unchanged",
+    )
     return TaskParts(
-        instruction=Spec(
-            goal=f"find the line of {layout.show(rel)} with the largest number and write it to "
-            f"{layout.show('largest.txt')}",
-            inputs=[f"Each line of {layout.show(rel)} is: {LOG_FORMAT}; the number is the last field"],
-            output="that one line, unchanged",
-        ),
-        files={rel: text},
-        tests=checks.render(),
-        steps=[f"sort -k5,5n {layout.sh(rel)} | tail -n 1 > {layout.sh('largest.txt')}"],
+        spec, {rel: text}, checks.render(), [f"sort -k5,5n {layout.sh(rel)} | tail -n 1 > {layout.sh('largest.txt')}"]
     )
 
 
@@ -176,16 +157,17 @@ def user_total(rng: random.Random, layout: Layout) -> TaskParts:
     rel, log, text, checks = _log_input(rng, layout)
     user = rng.choice(log).split()[2]
     checks.value(layout.path("total.txt"), str(sum(int(line.split()[4]) for line in log if line.split()[2] == user)))
+    spec = Spec(
+        goal=f"add up the numbers of every line of {layout.show(rel)} whose user is {user}, and write the sum "
+        f"to {layout.show('total.txt')}",
+        inputs=[f"Each line of {layout.show(rel)} is: {LOG_FORMAT}"],
+        output="just the integer",
+    )
     return TaskParts(
-        instruction=Spec(
-            goal=f"add up the numbers of every line of {layout.show(rel)} whose user is {user}, and write the sum "
-            f"to {layout.show('total.txt')}",
-            inputs=[f"Each line of {layout.show(rel)} is: {LOG_FORMAT}"],
-            output="just the integer",
-        ),
-        files={rel: text},
-        tests=checks.render(),
-        steps=[f"awk '$3==\"{user}\" {{s+=$5}} END {{print s+0}}' {layout.sh(rel)} > {layout.sh('total.txt')}"],
+        spec,
+        {rel: text},
+        checks.render(),
+        [f"awk '$3==\"{user}\" {{s+=$5}} END {{print s+0}}' {layout.sh(rel)} > {layout.sh('total.txt')}"],
     )
 
 
@@ -215,16 +197,17 @@ def region_total(rng: random.Random, layout: Layout) -> TaskParts:
     checks.value(layout.path("total.txt"), str(sum(matching)))
     checks.value(layout.path("rows.txt"), str(len(matching)))
     table = layout.sh(rel)
+    spec = Spec(
+        goal=f"for region exactly '{base}', write the sum of amount to {layout.show('total.txt')} and the "
+        f"number of its rows to {layout.show('rows.txt')}",
+        inputs=[f"{layout.show(rel)} is tab-separated with a header line (id, region, amount)"],
+        output="just the integers",
+    )
     return TaskParts(
-        instruction=Spec(
-            goal=f"for region exactly '{base}', write the sum of amount to {layout.show('total.txt')} and the "
-            f"number of its rows to {layout.show('rows.txt')}",
-            inputs=[f"{layout.show(rel)} is tab-separated with a header line (id, region, amount)"],
-            output="just the integers",
-        ),
-        files={rel: text},
-        tests=checks.render(),
-        steps=[
+        spec,
+        {rel: text},
+        checks.render(),
+        [
             f"awk -F'\\t' 'NR>1 && $2==\"{base}\" {{s+=$3}} END {{print s}}' {table} > {layout.sh('total.txt')}",
             f"awk -F'\\t' 'NR>1 && $2==\"{base}\"' {table} | wc -l > {layout.sh('rows.txt')}",
         ],
@@ -241,16 +224,17 @@ def region_maximum(rng: random.Random, layout: Layout) -> TaskParts:
     checks = VerifierTests()
     checks.unchanged(layout.path(rel), text)
     checks.lines(layout.path("max_by_region.txt"), [f"{r} {a}" for r, a in sorted(best.items())])
+    spec = Spec(
+        goal=f"write the largest amount of each region to {layout.show('max_by_region.txt')}",
+        inputs=[f"{layout.show(rel)} is tab-separated with a header line (id, region, amount)"],
+        output="one line per region, 'region amount' (a single space between), sorted by region",
+        notes=["Treat region names as exact keys; some names start with another region's name."],
+    )
     return TaskParts(
-        instruction=Spec(
-            goal=f"write the largest amount of each region to {layout.show('max_by_region.txt')}",
-            inputs=[f"{layout.show(rel)} is tab-separated with a header line (id, region, amount)"],
-            output="one line per region, 'region amount' (a single space between), sorted by region",
-            notes=["Treat region names as exact keys; some names start with another region's name."],
-        ),
-        files={rel: text},
-        tests=checks.render(),
-        steps=[
+        spec,
+        {rel: text},
+        checks.render(),
+        [
             "awk -F'\\t' 'NR>1 && (!($2 in m) || $3+0>m[$2]) {m[$2]=$3+0} END {for (r in m) print r, m[r]}' "
             f"{layout.sh(rel)} | sort > {layout.sh('max_by_region.txt')}"
         ],
@@ -270,17 +254,18 @@ def items_above(rng: random.Random, layout: Layout) -> TaskParts:
     checks.unchanged(layout.path(rel), text)
     checks.lines(layout.path("expensive.txt"), above)
     checks.value(layout.path("expensive_count.txt"), str(len(above)))
+    spec = Spec(
+        goal=f"write the names of the items priced above {threshold} to {layout.show('expensive.txt')}, and "
+        f"how many there are to {layout.show('expensive_count.txt')}",
+        inputs=[f"{layout.show(rel)} is tab-separated with a header line (id, item, price)"],
+        output="one name per line in the file's order, and the count as just the integer",
+        notes=[f"An item priced exactly {threshold} is not above it."],
+    )
     return TaskParts(
-        instruction=Spec(
-            goal=f"write the names of the items priced above {threshold} to {layout.show('expensive.txt')}, and "
-            f"how many there are to {layout.show('expensive_count.txt')}",
-            inputs=[f"{layout.show(rel)} is tab-separated with a header line (id, item, price)"],
-            output="one name per line in the file's order, and the count as just the integer",
-            notes=[f"An item priced exactly {threshold} is not above it."],
-        ),
-        files={rel: text},
-        tests=checks.render(),
-        steps=[
+        spec,
+        {rel: text},
+        checks.render(),
+        [
             f"awk -F'\\t' 'NR>1 && $3>{threshold} {{print $2}}' {layout.sh(rel)} > {layout.sh('expensive.txt')}",
             f"wc -l < {layout.sh('expensive.txt')} > {layout.sh('expensive_count.txt')}",
         ],
@@ -297,17 +282,18 @@ def unique_in_order(rng: random.Random, layout: Layout) -> TaskParts:
     checks.unchanged(layout.path(rel), text)
     checks.lines(layout.path("unique.txt"), unique)
     checks.value(layout.path("duplicates.txt"), str(len(entries) - len(unique)))
+    spec = Spec(
+        goal=f"write each address of {layout.show(rel)} once, in order of first appearance, to "
+        f"{layout.show('unique.txt')}, and the number of repeated lines you dropped to "
+        f"{layout.show('duplicates.txt')}",
+        inputs=[f"{layout.show(rel)} has a header line 'email', then one address per line"],
+        output="one address per line without the header, and the number as just the integer",
+    )
     return TaskParts(
-        instruction=Spec(
-            goal=f"write each address of {layout.show(rel)} once, in order of first appearance, to "
-            f"{layout.show('unique.txt')}, and the number of repeated lines you dropped to "
-            f"{layout.show('duplicates.txt')}",
-            inputs=[f"{layout.show(rel)} has a header line 'email', then one address per line"],
-            output="one address per line without the header, and the number as just the integer",
-        ),
-        files={rel: text},
-        tests=checks.render(),
-        steps=[
+        spec,
+        {rel: text},
+        checks.render(),
+        [
             f"tail -n +2 {layout.sh(rel)} | awk '!seen[$0]++' > {layout.sh('unique.txt')}",
             f"echo $(( $(tail -n +2 {layout.sh(rel)} | wc -l) - $(wc -l < {layout.sh('unique.txt')}) )) "
             f"> {layout.sh('duplicates.txt')}",
