@@ -223,6 +223,11 @@ def test_cli_generates_spread_tasks_and_lists_families(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
     levels = [tomllib.loads((tmp_path / n / "task.toml").read_text())["metadata"]["difficulty"] for n in names]
     assert levels == [1, 1, 3, 3]
+    pinned = run_cli(
+        "generate", "git", "--count", "3", "--templates", "git/d1/tag-release", "--out", str(tmp_path / "t")
+    )
+    assert pinned.returncode == 0, pinned.stderr
+    assert all("-d1-tag-release-" in name for name in json.loads(pinned.stdout)["tasks"])
     listing = run_cli("families")
     assert listing.returncode == 0 and all(name in listing.stdout for name in FAMILIES)
     assert "--difficulty" in run_cli("generate", "--help").stdout
@@ -234,6 +239,14 @@ def test_cli_generates_spread_tasks_and_lists_families(tmp_path):
         (["generate", "nope", "--out", "x"], "unknown family 'nope'; known: files-dirs"),
         (["generate", "git", "--difficulty", "4", "--out", "x"], "unknown difficulty 4; choose from 1, 2, 3"),
         (["generate", "git", "--difficulty", "one", "--out", "x"], "--difficulty: 'one' is not a list of integers"),
+        (
+            ["generate", "git", "--templates", "git/d1/nope", "--out", "x"],
+            "--templates: unknown template 'git/d1/nope'",
+        ),
+        (
+            ["generate", "git", "--difficulty", "2", "--templates", "git/d1/tag-release", "--out", "x"],
+            "no template of its families and difficulties",
+        ),
     ],
 )
 def test_cli_errors_are_one_line(tmp_path, args, message):
