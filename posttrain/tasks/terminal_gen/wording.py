@@ -19,7 +19,7 @@ from posttrain.tasks.terminal_gen.vocabulary import PEOPLE
 # whole words (outside paths and quotes) and the words that may stand in for them
 SYNONYMS = {
     "directory": ("directory", "folder"),
-    "write": ("write", "save"),
+    "write the": ("write the", "save the"),  # not "write" alone: "write permission", "write a script"
     "create": ("create", "make"),
     "every": ("every", "each"),
     "delete": ("delete", "remove"),
@@ -29,7 +29,8 @@ SYNONYMS = {
     "exactly": ("exactly", "precisely"),
 }
 _SYNONYM = re.compile(
-    r"(?<![\w/.-])(" + "|".join(sorted(map(re.escape, SYNONYMS), key=len, reverse=True)) + r")(?![\w/-])"
+    r"(?<![\w/.-])(" + "|".join(sorted(map(re.escape, SYNONYMS), key=len, reverse=True)) + r")(?![\w/-])",
+    re.IGNORECASE,
 )
 _QUOTED = re.compile(r"('[^']*')")
 

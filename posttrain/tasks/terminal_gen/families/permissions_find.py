@@ -55,6 +55,29 @@ def chmod_found(rng: random.Random, layout: Layout) -> TaskParts:
     )
 
 
+def _report_then_act(
+    layout: Layout,
+    files: dict,
+    checks: VerifierTests,
+    goal: str,
+    find: str,
+    act: str,
+    report: str,
+    notes: list[str],
+    setup: list[str],
+) -> TaskParts:
+    """List what `find` selects, sorted, into `report` (in a folder that does not exist yet),
+    then run the same find with the action `act` on it."""
+    folder = report.rsplit("/", 1)[0]
+    spec = Spec(
+        goal,
+        output="absolute paths, sorted, one per line",
+        notes=[f"{layout.show(folder)} does not exist yet.", *notes],
+    )
+    steps = [f"mkdir -p {layout.sh(folder)}", f"{find} | sort > {layout.sh(report)}", f"{find} {act}"]
+    return TaskParts(spec, files, checks.render(), steps, setup)
+
+
 def world_writable(rng: random.Random, layout: Layout) -> TaskParts:
     names = words(rng, 5)
     paths = [
@@ -69,21 +92,14 @@ def world_writable(rng: random.Random, layout: Layout) -> TaskParts:
     checks.lines(layout.path("audit/world_writable.txt"), sorted(layout.path(p) for p in risky))
     for path in paths:
         checks.add("mode", f"assert mode({layout.path(path)!r}) == 0o644")
-    return TaskParts(
-        instruction=Spec(
-            goal=f"write the full paths of the world-writable files under {layout.show('share')} to "
-            f"{layout.show('audit/world_writable.txt')}, then remove write permission for others from them",
-            output="absolute paths, sorted, one per line",
-            notes=[f"{layout.show('audit')} does not exist yet."],
-        ),
-        files=files,
-        tests=checks.render(),
-        steps=[
-            f"mkdir -p {layout.sh('audit')}",
-            f"find {layout.sh('share')} -type f -perm -o+w | sort > {layout.sh('audit/world_writable.txt')}",
-            f"find {layout.sh('share')} -type f -perm -o+w -exec chmod o-w {{}} +",
-        ],
-        setup=["chmod o+w " + " ".join(shlex.quote(layout.path(p)) for p in risky)],
+    goal = (
+        f"write the full paths of the world-writable files under {layout.show('share')} to "
+        f"{layout.show('audit/world_writable.txt')}, then remove write permission for others from them"
+    )
+    find = f"find {layout.sh('share')} -type f -perm -o+w"
+    setup = ["chmod o+w " + " ".join(shlex.quote(layout.path(p)) for p in risky)]
+    return _report_then_act(
+        layout, files, checks, goal, find, "-exec chmod o-w {} +", "audit/world_writable.txt", [], setup
     )
 
 
@@ -214,22 +230,12 @@ def empty_dirs(rng: random.Random, layout: Layout) -> TaskParts:
         checks.add("removed", f"assert not Path({layout.path(d)!r}).exists()")
     for path, content in files.items():
         checks.unchanged(layout.path(path), content)
-    return TaskParts(
-        instruction=Spec(
-            goal=f"list the empty directories under {layout.show(tree)} in {layout.show('report/empty_dirs.txt')}, "
-            "then delete them",
-            output="absolute paths, sorted, one per line",
-            notes=[f"{layout.show('report')} does not exist yet.", "Directories that hold files stay."],
-        ),
-        files=files,
-        tests=checks.render(),
-        steps=[
-            f"mkdir -p {layout.sh('report')}",
-            f"find {layout.sh(tree)} -type d -empty | sort > {layout.sh('report/empty_dirs.txt')}",
-            f"find {layout.sh(tree)} -type d -empty -delete",
-        ],
-        setup=["mkdir -p " + " ".join(shlex.quote(layout.path(d)) for d in empty)],
-    )
+    report = "report/empty_dirs.txt"
+    goal = f"list the empty directories under {layout.show(tree)} in {layout.show(report)}, then delete them"
+    find = f"find {layout.sh(tree)} -type d -empty"
+    setup = ["mkdir -p " + " ".join(shlex.quote(layout.path(d)) for d in empty)]
+    notes = ["Directories that hold files stay."]
+    return _report_then_act(layout, files, checks, goal, find, "-delete", report, notes, setup)
 
 
 def shebang_executable(rng: random.Random, layout: Layout) -> TaskParts:
