@@ -17,6 +17,19 @@ def _script(rng: random.Random) -> str:
     return f"#!/bin/bash\necho {rng.choice(words(rng, 1))} {rng.randint(1, 99)}\n"
 
 
+def _executable_checks(layout: Layout, files: dict[str, str], scripts: list[str], plain: list[str]) -> VerifierTests:
+    """The scripts became executable, the plain files did not, and no content changed (a
+    rewritten file could come out executable too)."""
+    checks = VerifierTests()
+    for path, content in files.items():
+        checks.unchanged(layout.path(path), content)
+    for path in scripts:
+        checks.add("executable", f"assert mode({layout.path(path)!r}) & stat.S_IXUSR")
+    for path in plain:
+        checks.add("not_executable", f"assert mode({layout.path(path)!r}) & 0o111 == 0")
+    return checks
+
+
 def chmod_one(rng: random.Random, layout: Layout) -> TaskParts:
     script = f"{stem(rng)}.sh"
     content = _script(rng)
@@ -37,13 +50,7 @@ def chmod_found(rng: random.Random, layout: Layout) -> TaskParts:
     scripts = [f"{tool}/{names[0]}.sh", f"{tool}/{names[1]}/{names[2]}.sh", f"{tool}/{names[1]}/deep/{names[3]}.sh"]
     plain = [f"{tool}/{names[4]}.txt", f"{tool}/{names[1]}/{names[5]}.conf"]
     files = {p: _script(rng) for p in scripts} | {p: f"{rng.randint(1, 9)}\n" for p in plain}
-    checks = VerifierTests()
-    for path, content in files.items():  # a rewritten file could come out executable too
-        checks.unchanged(layout.path(path), content)
-    for path in scripts:
-        checks.add("executable", f"assert mode({layout.path(path)!r}) & stat.S_IXUSR")
-    for path in plain:
-        checks.add("not_executable", f"assert mode({layout.path(path)!r}) & 0o111 == 0")
+    checks = _executable_checks(layout, files, scripts, plain)
     return TaskParts(
         instruction=Spec(
             goal=f"make every .sh file under {layout.show(tool)} (at any depth) executable",
@@ -244,13 +251,7 @@ def shebang_executable(rng: random.Random, layout: Layout) -> TaskParts:
     scripts = [f"{tree}/{names[0]}", f"{tree}/{names[1]} helper", f"{tree}/{names[2]}/{names[3]}"]
     plain = [f"{tree}/{names[4]}", f"{tree}/{names[2]}/{names[5]}"]
     files = {p: _script(rng) for p in scripts} | {p: f"value {rng.randint(1, 9)}\n" for p in plain}
-    checks = VerifierTests()
-    for path, content in files.items():
-        checks.unchanged(layout.path(path), content)
-    for path in scripts:
-        checks.add("executable", f"assert mode({layout.path(path)!r}) & stat.S_IXUSR")
-    for path in plain:
-        checks.add("not_executable", f"assert mode({layout.path(path)!r}) & 0o111 == 0")
+    checks = _executable_checks(layout, files, scripts, plain)
     return TaskParts(
         instruction=Spec(
             goal=f"make executable every file under {layout.show(tree)} (at any depth) that starts with a #! line",
