@@ -19,6 +19,16 @@ from posttrain.errors import ConfigError, did_you_mean
 EXTRACTORS = ("full", "last_line", "answer_tag", "boxed", "last_number")
 # sources whose tasks are generated, not read from a path
 GENERATED_PREFIXES = ("reasoning-gym:", "terminal-gen:", "scene:")
+# a terminal-gen: domain's held-out protocol (docs/agents.md)
+HELDOUT_PROTOCOL_KEYS = (
+    "heldout_families",
+    "heldout_templates",
+    "heldout_template_fraction",
+    "heldout_template_items",
+    "heldout_family_items",
+    "heldout_handwritten",
+    "heldout_handwritten_items",
+)
 PATH_PREFIXES = ("jsonl:", "harbor:", "parquet:", "hf-dataset:")  # sources read from a file or folder
 TABLE_PREFIXES = ("parquet:", "hf-dataset:")  # sources with column mapping keys
 ANSWER_VERIFIERS = ("exact", "numeric", "math")  # built-in verifiers a domain may name
@@ -183,6 +193,36 @@ class DomainConfig(_Strict):
     )
     weight: float = Field(1.0, gt=0)
     heldout: int = Field(100, ge=0)
+    heldout_families: list[str] = Field(
+        default_factory=list,
+        description="terminal-gen: families never trained on; their tasks form the held-out set `families`",
+    )
+    heldout_templates: list[str] = Field(
+        default_factory=list,
+        description="terminal-gen: template ids (<family>/d<difficulty>/<template>) never trained on; with "
+        "heldout_template_fraction they form the held-out set `templates`",
+    )
+    heldout_template_fraction: float = Field(
+        0.0,
+        ge=0.0,
+        lt=1.0,
+        description="terminal-gen: the share of each (family, difficulty) cell's templates held out as well "
+        "(rounded down, picked by seed)",
+    )
+    heldout_template_items: int | None = Field(
+        None, ge=0, description="terminal-gen: size of the held-out set `templates` (default: as heldout)"
+    )
+    heldout_family_items: int | None = Field(
+        None, ge=0, description="terminal-gen: size of the held-out set `families` (default: as heldout)"
+    )
+    heldout_handwritten: str | None = Field(
+        None,
+        description="terminal-gen: a folder of Harbor tasks (relative to the config file), evaluated as the "
+        "held-out set `handwritten`",
+    )
+    heldout_handwritten_items: int | None = Field(
+        None, ge=1, description="terminal-gen: how many of the handwritten tasks, in name order (default: all)"
+    )
     seed: int = 0
     size: int = Field(100_000, ge=1, description="pool size for procedural generators")
     params: dict[str, Any] = Field(default_factory=dict)
@@ -305,6 +345,9 @@ class DomainConfig(_Strict):
             raise ValueError("terminal-gen: names no family; use terminal-gen:all or terminal-gen:<family>,...")
         if self.difficulty is not None and not generated:
             raise ValueError("difficulty applies only to a terminal-gen: source")
+        for key in HELDOUT_PROTOCOL_KEYS:
+            if getattr(self, key) not in (None, [], 0.0) and not generated:
+                raise ValueError(f"{key} applies only to a terminal-gen: source")
         if (self.tags or self.names) and not harbor:
             raise ValueError("tags and names select Harbor tasks: they need a harbor:<dir> source")
         if not self.source.startswith(TABLE_PREFIXES) and (self.answer_column is not None or self.data_sources):

@@ -7,13 +7,13 @@ from pathlib import Path
 
 from posttrain.config import TABLE_PREFIXES, DomainConfig, RunConfig, config_relative_path
 from posttrain.errors import PosttrainError, TaskSourceError
+from posttrain.pipeline.heldout_sets import extra_heldout, tagged, training_source
 from posttrain.tasks.custom_rewards import PREFIX, check_importable, parse_reward_function
 from posttrain.tasks.domains import Domain, DomainMixture
 from posttrain.tasks.scene.source import PREFIX as SCENE_PREFIX
 from posttrain.tasks.scene.source import SceneSource, parse_difficulties
 from posttrain.tasks.sources import HarborSource, JsonlSource, ReasoningGymSource, ScoredBy, TaskSource
 from posttrain.tasks.table_sources import TableSource, read_dataset_rows, read_parquet_rows
-from posttrain.tasks.terminal_gen import TerminalGenSource, family_names
 
 
 def build_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
@@ -56,13 +56,7 @@ def _read_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
             answer_extraction=cfg.answer_extraction or "answer_tag",
         )
     if cfg.terminal_gen_families() is not None:
-        return TerminalGenSource(
-            domain=cfg.name,
-            families=family_names(cfg.terminal_gen_families(), domain=cfg.name),
-            difficulties=cfg.difficulties(),
-            seed=cfg.seed,
-            size=cfg.size,
-        )
+        return training_source(cfg)
     if cfg.source.startswith(SCENE_PREFIX):
         return SceneSource(
             domain=cfg.name,
@@ -96,10 +90,19 @@ def build_mixture(
     sources = sources if sources is not None else build_sources(config, base_dir)
     if gate and (config.quarantine or config.quality_gate):
         gate_terminal_sources(config, sources, base_dir, quality_dir or base_dir / "quality", log)
-    domains = [
-        Domain(name=d.name, source=sources[d.name], weight=d.weight, heldout_size=d.heldout, seed=d.seed)
-        for d in config.domains
-    ]
+    domains = []
+    for d in config.domains:
+        domain = Domain(
+            name=d.name,
+            source=sources[d.name],
+            weight=d.weight,
+            heldout_size=d.heldout,
+            seed=d.seed,
+            extra_heldout=extra_heldout(d, base_dir),
+        )
+        if d.terminal_gen_families() is not None:  # the held-out protocol's first set
+            tagged([t for t in domain.heldout if "heldout_set" not in t.metadata], "instances")
+        domains.append(domain)
     return DomainMixture(
         domains,
         seed=config.seed,

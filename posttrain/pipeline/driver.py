@@ -25,6 +25,7 @@ from posttrain.faults import fault_point
 from posttrain.models.loading import load_tokenizer
 from posttrain.pipeline.domain_conflicts import CONFLICTS, DomainConflicts
 from posttrain.pipeline.domain_monitor import DomainMonitor
+from posttrain.pipeline.heldout_sets import heldout_set_of
 from posttrain.pipeline.inline_rollouts import InlineRollouts
 from posttrain.pipeline.learning_signal import NoUpdateWatch
 from posttrain.pipeline.live_metrics import open_live_metrics
@@ -84,7 +85,14 @@ def train_checked(checked: CheckedRun, console=None) -> dict:
     if warm.base is not None and warm.sft is not None:
         after = load_eval(rd.eval_after)
         summary.update(
-            stages_summary(warm.base, warm.sft, after, samples=run.config.train.bootstrap_samples, seed=run.config.seed)
+            stages_summary(
+                warm.base,
+                warm.sft,
+                after,
+                samples=run.config.train.bootstrap_samples,
+                seed=run.config.seed,
+                sets=heldout_set_of(mixture.heldout()),
+            )
         )
         write_json_atomic(rd.summary, summary)
     return summary

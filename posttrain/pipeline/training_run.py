@@ -74,6 +74,10 @@ def open_run(
     # the copy, which a resumed run reads from elsewhere.
     for domain in config.domains:
         domain.source = domain.absolute_source(Path(config_path).parent)
+        if domain.heldout_handwritten is not None:
+            domain.heldout_handwritten = str(
+                config_relative_path(domain.heldout_handwritten, Path(config_path).parent).resolve()
+            )
     if config.sft is not None:
         config.sft.data = [str(config_relative_path(p, Path(config_path).parent).resolve()) for p in config.sft.data]
     return TrainingRun(config, run_dir, Path(config_path).parent, notes=notes)

@@ -22,6 +22,9 @@ def generate_command(
     count: int = typer.Option(10, "--count", "-n", min=1, help="How many task directories to write."),
     seed: int = typer.Option(0, "--seed", help="Seed of the whole batch: the same seed writes the same tasks."),
     difficulty: str = typer.Option("1,2,3", "--difficulty", "-d", help="Difficulties 1-3, e.g. 2 or 1,3."),
+    templates: str = typer.Option(
+        "", "--templates", help="Only these template ids, joined by commas, e.g. git/d1/tag-release (default: all)."
+    ),
     out: Path = typer.Option(
         ..., "--out", "-o", help="Folder to write the task directories into (created if missing)."
     ),
@@ -36,13 +39,17 @@ def generate_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from posttrain.tasks.terminal_gen import TerminalGenSource, family_names, write_task
+    from posttrain.tasks.terminal_gen.registry import parse_template_id
 
     try:
         levels = [int(d) for d in difficulty.split(",") if d.strip()]
     except ValueError:
         fail(f"--difficulty: {difficulty!r} is not a list of integers 1-3 (e.g. 1,2)")
     try:
-        source = TerminalGenSource("generate", family_names(families), levels, seed=seed, size=count)
+        chosen = [t.strip() for t in templates.split(",") if t.strip()] or None
+        for template in chosen or []:
+            parse_template_id(template, field="--templates")
+        source = TerminalGenSource("generate", family_names(families), levels, seed=seed, size=count, templates=chosen)
     except PosttrainError as exc:
         fail(str(exc).removeprefix("domain 'generate': "))
     progress = Progress(
@@ -60,8 +67,8 @@ def generate_command(
 
 @app.command("families")
 def families_command() -> None:
-    """List the generated terminal task families: the skill each trains and what its
-    difficulties 1, 2 and 3 ask for."""
+    """List the generated terminal task families: the skill each trains and, per difficulty
+    1, 2 and 3, its templates (ids <family>/d<difficulty>/<template>)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -69,7 +76,7 @@ def families_command() -> None:
 
     table = Table("family", "skill", "d1", "d2", "d3", show_lines=True)
     for family in FAMILIES.values():
-        table.add_row(family.name, family.skill, *family.levels)
+        table.add_row(family.name, family.skill, *("\n".join(t.slug for t in family.templates[d]) for d in (1, 2, 3)))
     Console().print(table)
 
 

@@ -28,6 +28,9 @@ class Domain:
     weight: float
     heldout_size: int
     seed: int
+    # held-out tasks from elsewhere (other templates, families, hand-written tasks): evaluated
+    # with the rest, never trained on
+    extra_heldout: list[Task] = field(default_factory=list)
     heldout: list[Task] = field(init=False)
     _order: list[int] = field(init=False)
     _heldout_keys: set[str] = field(init=False)
@@ -50,6 +53,9 @@ class Domain:
                 f"domain {self.name!r}: asked for {self.heldout_size} held-out items but the source has "
                 f"only {len(self.heldout)} distinct ones"
             )
+        for task in self.extra_heldout:
+            self._heldout_keys.add(content_key(task))
+        self.heldout += self.extra_heldout
         training = order[position:]
         if not training:
             raise TaskSourceError(f"domain {self.name!r}: no items left for training after the held-out split")

@@ -3,12 +3,14 @@ first, RL starts from its model, and summary.json compares base, SFT and RL on t
 items with paired intervals; a resumed run skips the finished warm start."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from posttrain.pipeline.driver import train
 from tests.sandbox.conftest import BWRAP_MISSING
 
+HANDWRITTEN = Path(__file__).resolve().parents[2] / "tasks" / "terminal"
 CONFIG = """
 seed = 0
 threads = 1
@@ -21,6 +23,12 @@ source = "terminal-gen:files-dirs,archives"
 difficulty = 1
 heldout = 4
 size = 200
+heldout_families = ["archives"]
+heldout_template_fraction = 0.5
+heldout_template_items = 2
+heldout_family_items = 2
+heldout_handwritten = "HANDWRITTEN"
+heldout_handwritten_items = 2
 [agent]
 tools = ["bash", "finish"]
 max_steps = 2
@@ -53,14 +61,22 @@ keep_checkpoints = 1
 @pytest.mark.skipif(bool(BWRAP_MISSING), reason=str(BWRAP_MISSING))
 def test_sft_then_rl_reports_three_stages_and_resumes_without_redoing_the_warm_start(tmp_path):
     config = tmp_path / "agent.toml"
-    config.write_text(CONFIG)
+    config.write_text(CONFIG.replace("HANDWRITTEN", str(HANDWRITTEN)))
     run = tmp_path / "run"
     summary = train(config, run)
     stages = summary["stages"]
     assert set(stages) == {"base", "sft", "rl"}
     for stage in stages.values():
-        assert set(stage["heldout_pass_at_1"]) == {"overall", "files-dirs", "archives"}
-        assert stage["n_heldout"] == 4
+        assert {"overall", "files-dirs", "archives"} <= set(stage["heldout_pass_at_1"])
+        assert stage["n_heldout"] == 4 + 2 + 2 + 2  # instances, templates, families, handwritten
+    heldout = summary["heldout"]
+    assert list(heldout) == ["instances", "templates", "families", "handwritten"]
+    for name, n in (("instances", 4), ("templates", 2), ("families", 2), ("handwritten", 2)):
+        entry = heldout[name]
+        assert entry["n"] == n and all(0.0 <= entry[stage] <= 1.0 for stage in ("base", "sft", "rl"))
+        low, high = entry["rl_minus_base"]["ci95"]
+        assert -1.0 <= low <= high <= 1.0
+    assert sorted(heldout["handwritten"]["tasks"]) == ["add-make-test-target", "backup-script-args"]
     for key in ("rl_minus_base_ci95", "rl_minus_sft_ci95"):
         low, high = summary[key]
         assert -1.0 <= low <= high <= 1.0
@@ -72,5 +88,5 @@ def test_sft_then_rl_reports_three_stages_and_resumes_without_redoing_the_warm_s
     assert all(any(k.startswith("curriculum/") for k in r) for r in records)  # pass rates per cell
 
     again = train(None, run, resume=True)  # everything done: nothing is retrained
-    assert again["stages"] == summary["stages"]
+    assert again["stages"] == summary["stages"] and again["heldout"] == summary["heldout"]
     assert len((run / "metrics.jsonl").read_text().splitlines()) == 2

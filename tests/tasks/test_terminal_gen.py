@@ -16,6 +16,9 @@ from posttrain.tasks.harbor import load_harbor_task
 from posttrain.tasks.sources import content_key
 from posttrain.tasks.terminal_gen import FAMILIES, TerminalGenSource, generate, write_task
 from posttrain.tasks.terminal_gen.generated_task import MAX_STEPS
+from posttrain.tasks.terminal_gen.layout import ROOTS
+from posttrain.tasks.terminal_gen.registry import template_ids
+from posttrain.tasks.terminal_gen.wording import WORDINGS
 
 CELLS = [(family, difficulty) for family in FAMILIES for difficulty in (1, 2, 3)]
 
@@ -24,14 +27,17 @@ def test_there_are_at_least_ten_families_each_with_a_skill_and_three_levels():
     assert len(FAMILIES) >= 10
     for name, family in FAMILIES.items():
         assert family.name == name and family.skill and len(family.levels) == 3
+        ids = family.template_ids()
+        assert len(ids) == len(set(ids)) and all(i.startswith(f"{name}/d") for i in ids)
 
 
 @pytest.mark.parametrize("family, difficulty", CELLS)
 def test_every_cell_writes_a_harbor_task_that_loads(tmp_path, family, difficulty):
     task = generate(family, difficulty, seed=5)
-    assert task.name == f"{family}-d{difficulty}-s5"
+    slug = task.template.rsplit("/", 1)[-1]
+    assert task.name == f"{family}-d{difficulty}-{slug}-s5" and task.template in template_ids([family], [difficulty])
     assert 1 <= len(task.steps) <= MAX_STEPS[difficulty] and all("\n" not in s for s in task.steps)
-    assert len(task.instruction.split()) <= 50 and "/app/" in task.instruction
+    assert task.wording in WORDINGS and task.root in ROOTS
     directory = write_task(task, tmp_path)
     assert directory == tmp_path / task.name
     loaded = load_harbor_task(directory, "term")
@@ -45,10 +51,43 @@ def test_every_cell_writes_a_harbor_task_that_loads(tmp_path, family, difficulty
         s + "\n" for s in task.steps
     )
     dockerfile = (directory / "environment/Dockerfile").read_text().splitlines()
-    assert dockerfile[:2] == ["FROM debian:bookworm-slim", "WORKDIR /app"]
+    assert dockerfile[:2] == ["FROM debian:bookworm-slim", f"WORKDIR {task.root}"]
+    assert f"cd {task.root} " in (directory / "tests/test.sh").read_text()
     for path, content in task.files.items():
         assert (directory / "environment/app" / path).read_text() == content
     compile(task.tests, "test_outputs.py", "exec")
+
+
+@pytest.mark.parametrize("template", template_ids())
+def test_every_template_renders_in_every_wording_and_root(template):
+    family, level, slug = template.split("/")
+    difficulty = int(level[1:])
+    texts = set()
+    for i, wording in enumerate(WORDINGS):
+        for root in ROOTS:
+            task = generate(family, difficulty, seed=40 + i, template=template, wording=wording, root=root)
+            assert (task.template, task.wording, task.root) == (template, wording, root)
+            assert 1 <= len(task.steps) <= MAX_STEPS[difficulty]
+            # every absolute path the tests and the solution name lies under the chosen root
+            for other in set(ROOTS) - {root}:
+                assert other + "/" not in task.tests and not any(other + "/" in s for s in task.steps)
+            assert root in task.tests
+            texts.add(task.instruction)
+            compile(task.tests, "test_outputs.py", "exec")
+    assert len(texts) == len(WORDINGS) * len(ROOTS)
+
+
+def test_wordings_carry_every_part_of_the_instruction():
+    import random
+
+    from posttrain.tasks.terminal_gen.instruction_spec import Spec
+    from posttrain.tasks.terminal_gen.wording import render
+
+    spec = Spec(goal="copy /app/a.txt to /app/b.txt", inputs=["/app/a.txt holds notes"], output="a copy", notes=["Q1."])
+    for wording in WORDINGS:
+        text = render(spec, wording, random.Random(0), workdir="/opt/work")
+        for part in ("/app/a.txt to /app/b.txt", "/app/a.txt holds notes", "a copy", "Q1.", "/opt/work"):
+            assert part in text, (wording, part, text)
 
 
 def test_same_seed_same_task_other_seeds_differ():
@@ -65,6 +104,12 @@ def test_unknown_family_or_difficulty_is_one_clear_error():
         generate("git", 4, 0)
     with pytest.raises(TaskSourceError, match="domain 'd': terminal-gen: unknown family 'gti'"):
         TerminalGenSource("d", ["gti"], [1], seed=0, size=5)
+    with pytest.raises(TaskSourceError, match=r"unknown template 'git/d1/nope' for git difficulty 1; known: git/d1/"):
+        generate("git", 1, 0, template="git/d1/nope")
+    with pytest.raises(TaskSourceError, match=r"unknown wording 'poem'; known: terse, verbose"):
+        generate("git", 1, 0, wording="poem")
+    with pytest.raises(TaskSourceError, match=r"unknown root '/srv'; choose from /app"):
+        generate("git", 1, 0, root="/srv")
 
 
 def test_write_task_replaces_an_older_copy_and_leaves_no_staging(tmp_path):
@@ -100,9 +145,15 @@ def test_the_source_spreads_cells_and_materializes_once(tmp_path):
 
 
 def test_content_key_tells_data_apart_behind_the_same_instruction(tmp_path):
-    source = TerminalGenSource("term", ["permissions-find"], [3], seed=0, size=4, cache_dir=tmp_path)
-    a, b = source.get(0), source.get(1)
-    assert a.instruction == b.instruction  # this level's text names no generated value
+    source = TerminalGenSource("term", ["permissions-find"], [3], seed=0, size=60, cache_dir=tmp_path)
+    by_text: dict[str, int] = {}
+    for i in range(60):
+        text = source.generated(i).instruction
+        if text in by_text:  # this level's text names no generated value: some instances share it
+            a, b = source.get(by_text[text]), source.get(i)
+            break
+        by_text[text] = i
+    assert a.instruction == b.instruction
     assert content_key(a) != content_key(b)
     assert content_key(a) == content_key(a.model_copy(update={"id": "elsewhere"}))
 
@@ -172,6 +223,11 @@ def test_cli_generates_spread_tasks_and_lists_families(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
     levels = [tomllib.loads((tmp_path / n / "task.toml").read_text())["metadata"]["difficulty"] for n in names]
     assert levels == [1, 1, 3, 3]
+    pinned = run_cli(
+        "generate", "git", "--count", "3", "--templates", "git/d1/tag-release", "--out", str(tmp_path / "t")
+    )
+    assert pinned.returncode == 0, pinned.stderr
+    assert all("-d1-tag-release-" in name for name in json.loads(pinned.stdout)["tasks"])
     listing = run_cli("families")
     assert listing.returncode == 0 and all(name in listing.stdout for name in FAMILIES)
     assert "--difficulty" in run_cli("generate", "--help").stdout
@@ -183,6 +239,14 @@ def test_cli_generates_spread_tasks_and_lists_families(tmp_path):
         (["generate", "nope", "--out", "x"], "unknown family 'nope'; known: files-dirs"),
         (["generate", "git", "--difficulty", "4", "--out", "x"], "unknown difficulty 4; choose from 1, 2, 3"),
         (["generate", "git", "--difficulty", "one", "--out", "x"], "--difficulty: 'one' is not a list of integers"),
+        (
+            ["generate", "git", "--templates", "git/d1/nope", "--out", "x"],
+            "--templates: unknown template 'git/d1/nope'",
+        ),
+        (
+            ["generate", "git", "--difficulty", "2", "--templates", "git/d1/tag-release", "--out", "x"],
+            "no template of its families and difficulties",
+        ),
     ],
 )
 def test_cli_errors_are_one_line(tmp_path, args, message):

@@ -1,4 +1,5 @@
-"""The families by name, and `generate`: one instance of one family at one difficulty."""
+"""The families by name, their template ids, and `generate`: one instance of one family at
+one difficulty (a template, wording and root drawn from the seed unless named)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from posttrain.tasks.terminal_gen.families import (
     text_processing,
 )
 from posttrain.tasks.terminal_gen.generated_task import DIFFICULTIES, Family, GeneratedTask
+from posttrain.tasks.terminal_gen.layout import ROOTS
 
 FAMILIES: dict[str, Family] = {
     module.FAMILY.name: module.FAMILY
@@ -44,10 +46,10 @@ def family_names(spec: str, domain: str | None = None) -> list[str]:
     return names
 
 
-def check_family(name: str, domain: str | None = None) -> None:
+def check_family(name: str, domain: str | None = None, field: str = "") -> None:
     if name not in FAMILIES:
         raise TaskSourceError(
-            f"{_where(domain)}: unknown family {name!r}{did_you_mean(name, FAMILIES)}; known: {', '.join(FAMILIES)}"
+            f"{_where(domain, field)}: unknown family {name!r}{did_you_mean(name, FAMILIES)}; known: {', '.join(FAMILIES)}"
         )
 
 
@@ -56,11 +58,51 @@ def check_difficulty(difficulty: object, domain: str | None = None) -> None:
         raise TaskSourceError(f"{_where(domain)}: unknown difficulty {difficulty!r}; choose from 1, 2, 3")
 
 
-def _where(domain: str | None) -> str:
-    return f"domain {domain!r}: terminal-gen" if domain else "terminal-gen"
+def template_ids(families: list[str] | None = None, difficulties: list[int] | None = None) -> list[str]:
+    """Every template id of these families at these difficulties (default: all)."""
+    return [
+        tid
+        for name in families or list(FAMILIES)
+        for d in difficulties or list(DIFFICULTIES)
+        for tid in FAMILIES[name].template_ids(d)
+    ]
 
 
-def generate(family: str, difficulty: int, seed: int) -> GeneratedTask:
+def parse_template_id(template: str, domain: str | None = None, field: str = "") -> tuple[str, int, str]:
+    """'<family>/d<difficulty>/<slug>' -> (family, difficulty, slug), checked."""
+    parts = template.split("/")
+    if len(parts) == 3 and parts[0] in FAMILIES and parts[1] in {f"d{d}" for d in DIFFICULTIES}:
+        family, difficulty = parts[0], int(parts[1][1:])
+        if template in FAMILIES[family].template_ids(difficulty):
+            return family, difficulty, parts[2]
+    hint = (
+        f"known in {parts[0]}: {', '.join(FAMILIES[parts[0]].template_ids())}"
+        if parts[0] in FAMILIES
+        else ("ids look like <family>/d<difficulty>/<template>, e.g. " + template_ids()[0])
+    )
+    raise TaskSourceError(f"{_where(domain, field)}: unknown template {template!r}; {hint}")
+
+
+def check_root(root: str, domain: str | None = None) -> None:
+    if root not in ROOTS:
+        raise TaskSourceError(f"{_where(domain)}: unknown root {root!r}; choose from {', '.join(ROOTS)}")
+
+
+def _where(domain: str | None, field: str = "") -> str:
+    where = f"domain {domain!r}: terminal-gen" if domain else "terminal-gen"
+    return f"{where}: {field}" if field else where
+
+
+def generate(
+    family: str,
+    difficulty: int,
+    seed: int,
+    template: str | None = None,
+    wording: str | None = None,
+    root: str | None = None,
+) -> GeneratedTask:
     check_family(family)
     check_difficulty(difficulty)
-    return FAMILIES[family].generate(difficulty, seed)
+    if root is not None:
+        check_root(root)
+    return FAMILIES[family].generate(difficulty, seed, template=template, wording=wording, root=root)

@@ -1,7 +1,7 @@
 """A `GeneratedTask` as a Harbor task directory, written atomically:
 
 <name>/task.toml, instruction.md
-<name>/environment/Dockerfile, environment/app/<files>   (COPY app/ /app/, then the setup RUNs)
+<name>/environment/Dockerfile, environment/app/<files>   (COPY app/ <root>/, then the setup RUNs)
 <name>/tests/test.sh, tests/test_outputs.py
 <name>/solution/solve.sh, solution/steps.json
 """
@@ -23,7 +23,7 @@ TEST_SH = """#!/bin/bash
 # Verifier: runs the hidden checks and always writes a reward (1 pass, 0 fail).
 mkdir -p /logs/verifier
 echo 0 > /logs/verifier/reward.txt
-cd /app 2>/dev/null || cd /
+cd __ROOT__ 2>/dev/null || cd /
 report="$(mktemp -d)/junit.xml"
 timeout 25 python3 -P -m pytest -q -p no:cacheprovider -rA --junitxml="$report" /tests/test_outputs.py
 status=$?
@@ -46,6 +46,9 @@ TASK_TOML = """version = "1.0"
 family = "{family}"
 difficulty = {difficulty}
 seed = {seed}
+template = "{template}"
+wording = "{wording}"
+root = "{root}"
 tags = ["generated", "{family}", "d{difficulty}"]
 
 [verifier]
@@ -64,9 +67,9 @@ allow_internet = false
 
 
 def dockerfile(task: GeneratedTask) -> str:
-    lines = ["FROM debian:bookworm-slim", "WORKDIR /app"]
+    lines = ["FROM debian:bookworm-slim", f"WORKDIR {task.root}"]
     if task.files:
-        lines.append("COPY app/ /app/")
+        lines.append(f"COPY app/ {task.root}/")
     lines += [f"RUN {command}" for command in task.setup]
     return "\n".join(lines) + "\n"
 
@@ -78,10 +81,17 @@ def solve_sh(steps: list[str]) -> str:
 def task_files(task: GeneratedTask) -> dict[str, str]:
     """Relative path in the task directory -> content."""
     files = {
-        "task.toml": TASK_TOML.format(family=task.family, difficulty=task.difficulty, seed=task.seed),
+        "task.toml": TASK_TOML.format(
+            family=task.family,
+            difficulty=task.difficulty,
+            seed=task.seed,
+            template=task.template,
+            wording=task.wording,
+            root=task.root,
+        ),
         "instruction.md": task.instruction.strip() + "\n",
         "environment/Dockerfile": dockerfile(task),
-        "tests/test.sh": TEST_SH,
+        "tests/test.sh": TEST_SH.replace("__ROOT__", task.root),
         "tests/test_outputs.py": task.tests,
         "solution/solve.sh": solve_sh(task.steps),
         "solution/steps.json": json.dumps(task.steps, indent=2) + "\n",

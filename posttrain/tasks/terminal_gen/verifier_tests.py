@@ -69,4 +69,5 @@ def sha256(content: str) -> str:
 
 
 def _slug(path: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in path.removeprefix("/app/")).strip("_").lower()
+    tail = "/".join(path.rstrip("/").split("/")[-2:])  # the file and its folder name the test
+    return "".join(c if c.isalnum() else "_" for c in tail).strip("_").lower()
