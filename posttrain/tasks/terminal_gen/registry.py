@@ -48,8 +48,9 @@ def family_names(spec: str, domain: str | None = None) -> list[str]:
 
 def check_family(name: str, domain: str | None = None, field: str = "") -> None:
     if name not in FAMILIES:
+        known = ", ".join(FAMILIES)
         raise TaskSourceError(
-            f"{_where(domain, field)}: unknown family {name!r}{did_you_mean(name, FAMILIES)}; known: {', '.join(FAMILIES)}"
+            f"{_where(domain, field)}: unknown family {name!r}{did_you_mean(name, FAMILIES)}; known: {known}"
         )
 
 
