@@ -15,6 +15,7 @@ from posttrain.tasks.terminal_gen.families import (
     script_write,
     sqlite_queries,
     text_processing,
+    xargs_batch,
 )
 from posttrain.tasks.terminal_gen.generated_task import DIFFICULTIES, Family, GeneratedTask
 from posttrain.tasks.terminal_gen.layout import ROOTS
@@ -32,6 +33,7 @@ FAMILIES: dict[str, Family] = {
         sqlite_queries,
         archives,
         env_config,
+        xargs_batch,
     )
 }
 
