@@ -6,6 +6,7 @@ from __future__ import annotations
 from posttrain.errors import TaskSourceError, did_you_mean
 from posttrain.tasks.terminal_gen.families import (
     archives,
+    checksums,
     csv_json,
     env_config,
     files_dirs,
@@ -34,6 +35,7 @@ FAMILIES: dict[str, Family] = {
         archives,
         env_config,
         xargs_batch,
+        checksums,
     )
 }
 
