@@ -8,6 +8,7 @@ from posttrain.tasks.terminal_gen.families import (
     archives,
     checksums,
     csv_json,
+    dates,
     env_config,
     files_dirs,
     git_ops,
@@ -36,6 +37,7 @@ FAMILIES: dict[str, Family] = {
         env_config,
         xargs_batch,
         checksums,
+        dates,
     )
 }
 
