@@ -12,6 +12,7 @@ from posttrain.tasks.terminal_gen.families import (
     env_config,
     files_dirs,
     git_ops,
+    ini_yaml,
     permissions_find,
     script_fix,
     script_write,
@@ -38,6 +39,7 @@ FAMILIES: dict[str, Family] = {
         xargs_batch,
         checksums,
         dates,
+        ini_yaml,
     )
 }
 
