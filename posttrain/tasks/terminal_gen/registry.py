@@ -13,6 +13,7 @@ from posttrain.tasks.terminal_gen.families import (
     files_dirs,
     git_ops,
     ini_yaml,
+    log_awk,
     permissions_find,
     script_fix,
     script_write,
@@ -40,6 +41,7 @@ FAMILIES: dict[str, Family] = {
         checksums,
         dates,
         ini_yaml,
+        log_awk,
     )
 }
 
