@@ -112,6 +112,11 @@ def _parts(spec: Spec, rel: str, text: str, checks: VerifierTests, *steps: str) 
     return TaskParts(spec, {rel: text}, checks.render(), list(steps))
 
 
+def _mkdir_for(layout: Layout, out: str) -> str:
+    """The step that makes the folder `out` goes into."""
+    return f"mkdir -p {layout.sh(out.rsplit('/', 1)[0])}"
+
+
 def _read_only(layout: Layout, rel: str, text: str) -> VerifierTests:
     checks = VerifierTests(HELPERS)
     checks.unchanged(layout.path(rel), text)
@@ -181,17 +186,27 @@ def yaml_list_items(rng: random.Random, layout: Layout) -> TaskParts:
 # ---- difficulty 2: scoped edits and nested reads ---------------------------------------------
 
 
-def set_in_section(rng: random.Random, layout: Layout) -> TaskParts:
+def _scoped_edit(rng: random.Random, layout: Layout, edit: str) -> TaskParts:
+    """Set (edit "set") or delete (edit "delete") a key in one section; other sections share the key."""
     rel, config, text = _ini_input(rng, layout)
     section, key = _shared_key(rng, config)
-    value = str(int(config[section][key]) + rng.randint(1, 50)) if config[section][key].isdigit() else "changed"
-    expected = {s: ({**keys, key: value} if s == section else keys) for s, keys in config.items()}
+    old = config[section][key]
+    value = str(int(old) + rng.randint(1, 50)) if old.isdigit() else "changed"
+    if edit == "set":
+        keys, action, sed = {**config[section], key: value}, f"set {key} to {value}", f"s/^{key} *=.*/{key} = {value}/"
+    else:
+        keys = {k: v for k, v in config[section].items() if k != key}
+        action, sed = f"delete the {key} line", f"{{/^{key} *=/d}}"
     spec = Spec(
-        goal=f"set {key} to {value} in the [{section}] section of {layout.show(rel)}, editing the file in place",
+        goal=f"{action} in the [{section}] section of {layout.show(rel)}, editing the file in place",
         notes=[f"Other sections have a {key} too; they keep theirs."],
     )
-    step = f"sed -i '/^\\[{section}\\]/,/^\\[/ s/^{key} *=.*/{key} = {value}/' {layout.sh(rel)}"
-    return _parts(spec, rel, text, _edited(layout, rel, expected, "ini"), step)
+    step = f"sed -i '/^\\[{section}\\]/,/^\\[/ {sed}' {layout.sh(rel)}"
+    return _parts(spec, rel, text, _edited(layout, rel, {**config, section: keys}, "ini"), step)
+
+
+def set_in_section(rng: random.Random, layout: Layout) -> TaskParts:
+    return _scoped_edit(rng, layout, "set")
 
 
 def yaml_nested_value(rng: random.Random, layout: Layout) -> TaskParts:
@@ -209,17 +224,7 @@ def yaml_nested_value(rng: random.Random, layout: Layout) -> TaskParts:
 
 
 def delete_in_section(rng: random.Random, layout: Layout) -> TaskParts:
-    rel, config, text = _ini_input(rng, layout)
-    section, key = _shared_key(rng, config)
-    expected = {
-        s: ({k: v for k, v in keys.items() if k != key} if s == section else keys) for s, keys in config.items()
-    }
-    spec = Spec(
-        goal=f"delete the {key} line of the [{section}] section of {layout.show(rel)}, editing the file in place",
-        notes=[f"Other sections keep their {key}."],
-    )
-    step = f"sed -i '/^\\[{section}\\]/,/^\\[/ {{/^{key} *=/d}}' {layout.sh(rel)}"
-    return _parts(spec, rel, text, _edited(layout, rel, expected, "ini"), step)
+    return _scoped_edit(rng, layout, "delete")
 
 
 def yaml_set_port(rng: random.Random, layout: Layout) -> TaskParts:
@@ -253,14 +258,8 @@ def replace_list_item(rng: random.Random, layout: Layout) -> TaskParts:
             "Leave the original file as it is.",
         ],
     )
-    return _parts(
-        spec,
-        rel,
-        text,
-        checks,
-        f"mkdir -p {layout.sh(out.rsplit('/', 1)[0])}",
-        f"sed '/^hosts:/,/^[^ ]/ s/^  - {old}$/  - {new}/' {layout.sh(rel)} > {layout.sh(out)}",
-    )
+    step = f"sed '/^hosts:/,/^[^ ]/ s/^  - {old}$/  - {new}/' {layout.sh(rel)} > {layout.sh(out)}"
+    return _parts(spec, rel, text, checks, _mkdir_for(layout, out), step)
 
 
 def section_to_env(rng: random.Random, layout: Layout) -> TaskParts:
@@ -280,7 +279,7 @@ def section_to_env(rng: random.Random, layout: Layout) -> TaskParts:
         output=f"one line per key, the key in upper case after {prefix}_, in file order",
         notes=[f"The folder of {layout.show(out)} does not exist yet."],
     )
-    return _parts(spec, rel, text, checks, f"mkdir -p {layout.sh('env')}", f"{awk} {layout.sh(rel)} > {layout.sh(out)}")
+    return _parts(spec, rel, text, checks, _mkdir_for(layout, out), f"{awk} {layout.sh(rel)} > {layout.sh(out)}")
 
 
 def rename_section(rng: random.Random, layout: Layout) -> TaskParts:
@@ -327,7 +326,7 @@ def replicas_report(rng: random.Random, layout: Layout) -> TaskParts:
         rel,
         text,
         checks,
-        f"mkdir -p {layout.sh(out.rsplit('/', 1)[0])}",
+        _mkdir_for(layout, out),
         f"{code} {layout.sh(rel)} | sort > {layout.sh(out)}",
         f"awk '{{s += $2}} END {{print s}}' {layout.sh(out)} > {layout.sh('total_replicas.txt')}",
     )
