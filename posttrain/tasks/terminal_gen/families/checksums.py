@@ -79,7 +79,8 @@ def count_distinct(rng: random.Random, layout: Layout) -> TaskParts:
         goal=f"count how many different contents the files of {layout.show(folder)} hold and write the count to "
         f"{layout.show('distinct.txt')}",
         inputs=["Some files are byte-for-byte copies of others"],
-        output="just the integer (files with equal content count once)",
+        output="just the integer",
+        notes=["Files with equal content count once."],
     )
     return _task(
         spec,
@@ -145,7 +146,7 @@ def find_duplicates(rng: random.Random, layout: Layout) -> TaskParts:
     spec = Spec(
         goal=f"write the names of the files in {layout.show(folder)} whose content also appears in another file "
         f"there to {layout.show('duplicates.txt')}",
-        output="every such name (all copies, not only the extra ones), one per line, sorted alphabetically",
+        output="every such name, all copies and not only the extra ones, one per line, sorted alphabetically",
     )
     return _task(
         spec,

@@ -112,7 +112,7 @@ def slow_paths(rng: random.Random, layout: Layout) -> TaskParts:
         goal=f"write the path of every request in {layout.show(rel)} that took more than {limit} seconds to "
         f"{layout.show('slow.txt')}",
         inputs=[f"Each line of {layout.show(rel)} is: {LOG_FORMAT}"],
-        output="one path per line, in log order (repeats included)",
+        output="one path per line in log order, repeats included",
     )
     return _parts(
         spec, {rel: text}, checks, f"awk '$6 > {limit} {{print $4}}' {layout.sh(rel)} > {layout.sh('slow.txt')}"

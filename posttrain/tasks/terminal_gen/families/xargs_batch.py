@@ -210,7 +210,7 @@ def files_with_word(rng: random.Random, layout: Layout) -> TaskParts:
         instruction=Spec(
             goal=f"find the .txt files in {layout.show(folder)} that contain the word {word}, and write their "
             f"names to {layout.show('matches.txt')}",
-            output="one file name per line (no folder), sorted alphabetically",
+            output="one bare file name per line, sorted alphabetically",
         ),
         files=files,
         tests=checks.render(),
