@@ -899,16 +899,55 @@ def parse_config(data: dict[str, Any], path: Path | str = "<config>") -> RunConf
 
 
 def load_config(path: Path | str) -> RunConfig:
+    return parse_config(read_toml(path), path)
+
+
+def read_toml(path: Path | str) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: config file not found")
     try:
-        data = tomllib.loads(path.read_text())
+        return tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    return parse_config(data, path)
 
 
 def dump_config(config: RunConfig) -> str:
     """The resolved config as TOML (every default filled in), for the run directory."""
     return tomli_w.dumps(config.model_dump(mode="json", exclude_none=True, by_alias=True))
+
+
+class PreferenceConfig(_Strict):
+    """`[preference]`: training on pairs of responses, one preferred (`posttrain preference`):
+    JSONL rows of `prompt`, `chosen`, `rejected` (see docs/preference.md)."""
+
+    data: list[str] = Field(min_length=1, description="JSONL files of preference pairs; relative paths from the config")
+    loss: Literal["dpo", "simpo"] = Field("dpo", description="dpo (against a frozen reference model) or simpo")
+    beta: float = Field(0.1, gt=0, description="dpo: strength of the pull towards the reference; simpo: reward scale")
+    gamma: float = Field(0.5, ge=0, description="simpo's target reward margin (unused by dpo)")
+    epochs: int = Field(1, ge=1, description="passes over the pairs")
+    batch_size: int = Field(8, ge=1, description="pairs per optimizer step")
+    lr: float = Field(5e-7, gt=0)
+    warmup_steps: int = Field(0, ge=0)
+    weight_decay: float = Field(0.0, ge=0)
+    grad_clip: float = Field(1.0, gt=0)
+    max_length: int = Field(1024, ge=2, description="tokens of prompt and response kept (the start); longer ones cut")
+    shuffle: bool = Field(True, description="a seeded shuffle of the pairs each epoch (false: file order)")
+    checkpoint_every: int = Field(50, ge=1, description="optimizer steps between checkpoints")
+
+
+class PreferenceRunConfig(_Strict):
+    """The config of `posttrain preference`: a model and a [preference] table, no domains."""
+
+    seed: int = 0
+    threads: int | None = Field(None, ge=1, description="torch threads; default: all cores")
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    preference: PreferenceConfig
+
+
+def load_preference_config(path: Path | str) -> PreferenceRunConfig:
+    data = read_toml(path)
+    try:
+        return PreferenceRunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(path, exc)) from None
