@@ -89,6 +89,25 @@ class _Batch:
 
     def response_logprobs(self, model) -> tuple[torch.Tensor, torch.Tensor]:
         """Per sequence: the sum of its response tokens' log-probabilities, and their count."""
-        logprobs, _ = token_logprobs(model, self.ids, self.attention, first_position=self.first_position)
         mask = self.response[:, 1:]
-        return (logprobs * mask).sum(dim=1), mask.sum(dim=1)
+        if not _plain_lm_head(model):
+            logprobs, _ = token_logprobs(model, self.ids, self.attention, first_position=self.first_position)
+            return (logprobs * mask).sum(dim=1), mask.sum(dim=1)
+        # only the positions that predict a response token go through the LM head: the prompts'
+        # and the padding's logits over the whole vocabulary would be most of the work
+        hidden = model.base_model(input_ids=self.ids, attention_mask=self.attention, use_cache=False)
+        where = mask.bool()
+        logits = model.get_output_embeddings()(hidden.last_hidden_state[:, :-1][where]).float()
+        targets = self.ids[:, 1:][where]
+        token = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1)
+        rows = where.nonzero()[:, 0]
+        sums = torch.zeros(self.ids.shape[0], dtype=token.dtype).index_add(0, rows, token)
+        return sums, mask.sum(dim=1)
+
+
+def _plain_lm_head(model) -> bool:
+    """True when the model's logits are its LM head applied to the backbone's last hidden state,
+    nothing scaled or capped on the way (Llama, Qwen, Mistral, SmolLM2, ...)."""
+    config = model.config
+    scaled = any(getattr(config, key, None) not in (None, 1.0) for key in ("final_logit_softcapping", "logit_scale"))
+    return not scaled and model.get_output_embeddings() is not None and hasattr(model, "base_model")

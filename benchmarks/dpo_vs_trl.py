@@ -1,0 +1,264 @@
+"""DPO: posttrain's loss and step time against TRL's `DPOTrainer`, on the same pairs and model.
+
+Both sides start from the same weights (`load_model(MODEL, seed=0)`), train on the same
+preference pairs in the same order (TRL's sampler replaced by a sequential one), with the same
+batch size, beta, learning rate (constant, no warm-up), AdamW, gradient clipping and torch
+thread count, in fp32. The pairs are conversational, so both render them with the model's chat
+template. For each of the first steps the report gives both losses (before that step's update)
+and their largest difference; a step is the loss, backward and optimizer update of one batch
+(posttrain: PreferenceTrainer.step; TRL: from on_step_begin to on_step_end).
+
+    python benchmarks/dpo_vs_trl.py [--model tiny-llama|smollm2-135m] [--pairs 16] [--batch-size 4] [--steps 4]
+
+Each side runs in its own subprocess of this script, posttrain first. Progress goes to stderr;
+stdout gets one JSON object:
+
+    {"max_loss_diff": D, "posttrain_step_s": A, "trl_step_s": B, "ratio": A / B, ...}
+
+with A and B the median step times after `--warmup` steps. Needs the `bench` extra (trl, datasets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SIDES = ("posttrain", "trl")
+_SUBJECTS = ["a cat", "the sea", "a bicycle", "winter", "a library", "bread", "a violin", "the moon", "a garden"]
+
+
+def log(message: str) -> None:
+    print(f"[dpo_vs_trl {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def preference_rows(count: int) -> list[dict]:
+    """`count` conversational pairs of different lengths: a short kind answer is chosen over a
+    longer off-topic one, or the other way round, so both length orders occur."""
+    rows = []
+    for i in range(count):
+        subject = _SUBJECTS[i % len(_SUBJECTS)]
+        short = f"{subject.capitalize()} is lovely."
+        long = f"I would rather not talk about {subject}; " + "let me tell you about numbers instead. " * (1 + i % 3)
+        chosen, rejected = (short, long) if i % 2 == 0 else (long, short)
+        prompt = [{"role": "user", "content": f"Say something about {subject} (question {i})."}]
+        rows.append(
+            {
+                "prompt": prompt,
+                "chosen": [{"role": "assistant", "content": chosen}],
+                "rejected": [{"role": "assistant", "content": rejected}],
+            }
+        )
+    return rows
+
+
+def _setup(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+
+
+def _summary(side: str, losses: list[float], step_s: list[float], warmup: int, extra: dict) -> dict:
+    return {
+        "side": side,
+        "losses": losses,
+        "step_s_all": step_s,
+        "median_step_s": statistics.median(step_s[warmup:]),
+        **extra,
+    }
+
+
+def run_posttrain(args) -> dict:
+    _setup(args.threads)
+    from posttrain.config import PreferenceConfig
+    from posttrain.models.loading import load_model, load_tokenizer
+    from posttrain.pipeline.preference.pairs import PreferenceRow, tokenize_pair
+    from posttrain.train.preference_trainer import PreferenceTrainer
+
+    tokenizer = load_tokenizer(args.model)
+    rows = preference_rows(args.pairs)
+    pairs = [
+        tokenize_pair(tokenizer, PreferenceRow(str(i), r["prompt"], r["chosen"], r["rejected"]))
+        for i, r in enumerate(rows)
+    ]
+    settings = PreferenceConfig(
+        data=["(benchmark)"], loss="dpo", beta=args.beta, lr=args.lr, batch_size=args.batch_size, grad_clip=1.0
+    )
+    trainer = PreferenceTrainer(load_model(args.model, seed=0), settings, pad_id=tokenizer.pad_token_id)
+    losses, step_s = [], []
+    for step in range(args.steps):
+        batch = [pairs[(step * args.batch_size + k) % len(pairs)] for k in range(args.batch_size)]
+        started = time.perf_counter()
+        stats = trainer.step(
+            [p.prompt_ids for p in batch], [p.chosen_ids for p in batch], [p.rejected_ids for p in batch]
+        )
+        step_s.append(time.perf_counter() - started)
+        losses.append(stats["loss"])
+        log(f"posttrain step {step + 1}: loss {stats['loss']:.6f}, {step_s[-1]:.3f} s")
+    tokens = [len(p.prompt_ids) + len(p.chosen_ids) + len(p.rejected_ids) for p in pairs]
+    return _summary("posttrain", losses, step_s, args.warmup, {"tokens_per_pair_mean": statistics.mean(tokens)})
+
+
+def run_trl(args) -> dict:
+    _setup(args.threads)
+    import torch
+    import trl
+    from datasets import Dataset
+    from transformers import TrainerCallback
+    from transformers.utils import logging as hf_logging
+    from trl import DPOConfig, DPOTrainer
+
+    from posttrain.models.loading import load_model, load_tokenizer
+
+    hf_logging.set_verbosity_error()
+    rows = preference_rows(args.pairs)
+    order = [(step * args.batch_size + k) % len(rows) for step in range(args.steps) for k in range(args.batch_size)]
+    dataset = Dataset.from_list([rows[i] for i in order])
+    losses: list[float] = []
+    step_s: list[float] = []
+
+    class SameOrder(DPOTrainer):
+        def _get_train_sampler(self, *_, **__):
+            return torch.utils.data.SequentialSampler(self.train_dataset)
+
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            loss = super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+            value = loss[0] if isinstance(loss, tuple) else loss
+            if model.training:
+                losses.append(value.item())
+            return loss
+
+    class StepTimer(TrainerCallback):
+        def on_step_begin(self, *_, **__):
+            self.started = time.perf_counter()
+
+        def on_step_end(self, *_, **__):
+            step_s.append(time.perf_counter() - self.started)
+            log(f"trl step {len(step_s)}: loss {losses[-1]:.6f}, {step_s[-1]:.3f} s")
+
+    config = DPOConfig(
+        output_dir=tempfile.mkdtemp(prefix="dpo_vs_trl_"),
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        per_device_train_batch_size=args.batch_size,
+        gradient_accumulation_steps=1,
+        max_steps=args.steps,
+        learning_rate=args.lr,
+        lr_scheduler_type="constant",
+        warmup_steps=0,
+        weight_decay=0.0,
+        max_grad_norm=1.0,
+        beta=args.beta,
+        loss_type=["sigmoid"],
+        max_length=1024,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        seed=0,
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+    )
+    tokenizer = load_tokenizer(args.model)
+    trainer = SameOrder(
+        model=load_model(args.model, seed=0),
+        ref_model=load_model(args.model, seed=0),  # the same starting weights, frozen
+        args=config,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        callbacks=[StepTimer()],
+    )
+    trainer.train()
+    return _summary("trl", losses, step_s, args.warmup, {"trl_version": trl.__version__})
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="tiny-llama", help="tiny-llama or smollm2-135m (or hf:DIR)")
+    parser.add_argument("--pairs", type=int, default=16)
+    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--steps", type=int, default=4, help="optimizer steps on each side")
+    parser.add_argument("--warmup", type=int, default=1, help="first steps left out of the step time")
+    parser.add_argument("--beta", type=float, default=0.1)
+    parser.add_argument("--lr", type=float, default=1e-5)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=None, help="also write the JSON report here")
+    parser.add_argument("--only", choices=SIDES, action="append", help="run only this side (repeatable)")
+    parser.add_argument("--side", choices=SIDES, help=argparse.SUPPRESS)
+    parser.add_argument("--side-out", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.warmup >= args.steps:
+        parser.error("--warmup must be below --steps: no step would be timed")
+    return args
+
+
+def _forwarded(args) -> list[str]:
+    return [
+        *("--model", args.model, "--pairs", str(args.pairs), "--batch-size", str(args.batch_size)),
+        *("--steps", str(args.steps), "--warmup", str(args.warmup), "--beta", repr(args.beta)),
+        *("--lr", repr(args.lr), "--threads", str(args.threads)),
+    ]
+
+
+def run_side_subprocess(side: str, args) -> dict:
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), TOKENIZERS_PARALLELISM="false")
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    env.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+    with tempfile.TemporaryDirectory(prefix="dpo_vs_trl_") as tmp:
+        out = Path(tmp) / f"{side}.json"
+        cmd = [sys.executable, str(Path(__file__).resolve()), *_forwarded(args), "--side", side, "--side-out", str(out)]
+        log(f"running the {side} side")
+        # the child's stdout goes to our stderr: only the final JSON reaches stdout
+        proc = subprocess.run(cmd, env=env, stdout=sys.stderr, stderr=sys.stderr, cwd=REPO)
+        if proc.returncode != 0 or not out.is_file():
+            raise SystemExit(f"dpo_vs_trl: the {side} side failed (exit {proc.returncode})")
+        return json.loads(out.read_text())
+
+
+def combine(args, results: dict[str, dict]) -> dict:
+    import torch
+
+    pt, tr = results.get("posttrain"), results.get("trl")
+    report: dict = {"model": args.model, "pairs": args.pairs, "batch_size": args.batch_size, "steps": args.steps}
+    report.update(beta=args.beta, lr=args.lr, warmup_steps_untimed=args.warmup, torch_threads=args.threads)
+    for name, side in (("posttrain", pt), ("trl", tr)):
+        if side:
+            report[f"{name}_losses"] = side["losses"]
+            report[f"{name}_step_s"] = side["median_step_s"]
+            report[f"{name}_step_s_all"] = side["step_s_all"]
+    if pt and tr:
+        diffs = [abs(a - b) for a, b in zip(pt["losses"], tr["losses"], strict=True)]
+        report["loss_diff_per_step"] = diffs
+        report["max_loss_diff"] = max(diffs)
+        report["losses_agree_1e-4"] = max(diffs) <= 1e-4
+        report["ratio"] = pt["median_step_s"] / tr["median_step_s"]
+        report["trl_version"] = tr["trl_version"]
+    report["torch_version"] = torch.__version__
+    return report
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if args.side:
+        result = run_posttrain(args) if args.side == "posttrain" else run_trl(args)
+        args.side_out.write_text(json.dumps(result))
+        return 0
+    log(f"model {args.model}, {args.pairs} pairs, batches of {args.batch_size}, {args.steps} steps")
+    results = {side: run_side_subprocess(side, args) for side in SIDES if not args.only or side in args.only}
+    from posttrain.console import emit_benchmark
+
+    emit_benchmark(combine(args, results), args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
