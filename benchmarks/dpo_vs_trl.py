@@ -208,19 +208,25 @@ def _forwarded(args) -> list[str]:
     ]
 
 
+_CHILD_ENV = {"TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+
+
 def run_side_subprocess(side: str, args) -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), TOKENIZERS_PARALLELISM="false")
-    env.setdefault("HF_HUB_OFFLINE", "1")
-    env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    env.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+    """One side in a fresh process (no allocator, RNG or thread state shared); its stdout goes
+    to our stderr, so only the final JSON reaches stdout."""
+    log(f"running the {side} side")
+    env = {**_CHILD_ENV, "HF_DATASETS_DISABLE_PROGRESS_BARS": "1", **os.environ, "OMP_NUM_THREADS": str(args.threads)}
     with tempfile.TemporaryDirectory(prefix="dpo_vs_trl_") as tmp:
         out = Path(tmp) / f"{side}.json"
-        cmd = [sys.executable, str(Path(__file__).resolve()), *_forwarded(args), "--side", side, "--side-out", str(out)]
-        log(f"running the {side} side")
-        # the child's stdout goes to our stderr: only the final JSON reaches stdout
-        proc = subprocess.run(cmd, env=env, stdout=sys.stderr, stderr=sys.stderr, cwd=REPO)
-        if proc.returncode != 0 or not out.is_file():
-            raise SystemExit(f"dpo_vs_trl: the {side} side failed (exit {proc.returncode})")
+        script = str(Path(__file__).resolve())
+        code = subprocess.call(
+            [sys.executable, script, *_forwarded(args), "--side", side, "--side-out", str(out)],
+            env=env,
+            stdout=sys.stderr,
+            cwd=REPO,
+        )
+        if code != 0 or not out.is_file():
+            raise SystemExit(f"dpo_vs_trl: the {side} side failed (exit {code})")
         return json.loads(out.read_text())
 
 
@@ -247,16 +253,16 @@ def combine(args, results: dict[str, dict]) -> dict:
 
 
 def main(argv=None) -> int:
-    args = parse_args(argv)
-    if args.side:
-        result = run_posttrain(args) if args.side == "posttrain" else run_trl(args)
-        args.side_out.write_text(json.dumps(result))
-        return 0
-    log(f"model {args.model}, {args.pairs} pairs, batches of {args.batch_size}, {args.steps} steps")
-    results = {side: run_side_subprocess(side, args) for side in SIDES if not args.only or side in args.only}
     from posttrain.console import emit_benchmark
 
-    emit_benchmark(combine(args, results), args.out)
+    args = parse_args(argv)
+    if args.side:  # one side, in this subprocess
+        train = {"posttrain": run_posttrain, "trl": run_trl}[args.side]
+        args.side_out.write_text(json.dumps(train(args)))
+    else:
+        log(f"model {args.model}, {args.pairs} pairs, batches of {args.batch_size}, {args.steps} steps")
+        sides = [side for side in SIDES if not args.only or side in args.only]
+        emit_benchmark(combine(args, {side: run_side_subprocess(side, args) for side in sides}), args.out)
     return 0
 
 
