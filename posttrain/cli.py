@@ -166,6 +166,7 @@ def sft_command(
     check: bool = typer.Option(
         False, "--check", help="Check the config and its domains, print the plan and exit; writes nothing."
     ),
+    strict: bool = typer.Option(False, "--strict", help="Refuse to start when a [sft] chat_data row is bad."),
 ) -> None:
     """Supervised warm start for agents: demonstrations (each training task's reference steps
     replayed through the agent's tool format, kept when its verifier passes), then rejection
@@ -173,8 +174,11 @@ def sft_command(
     tokens, as in multi-turn RL. Writes OUT/demonstrations.jsonl, accepted-R.jsonl,
     metrics.jsonl, eval_base.json, eval_sft.json, checkpoints/ and OUT/model, a Hugging Face
     directory that `[model] name = "hf:OUT/model"` and `posttrain eval --model hf:OUT/model` take.
-    A train config with an [sft] table runs this stage before RL by itself."""
-    _run_resumable("sft", config, out, resume, check)
+    `[sft] chat_data` adds your own JSONL conversations (OpenAI format: messages, optional
+    tools), trained on the assistant turns only; a bad row is named by file, row and field and
+    skipped, unless --strict. A train config with an [sft] table runs this stage before RL by
+    itself."""
+    _run_resumable("sft", config, out, resume, check, strict=strict)
 
 
 @app.command("preference", short_help="DPO or SimPO on your own prompt/chosen/rejected pairs.")

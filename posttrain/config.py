@@ -537,14 +537,20 @@ class SFTConfig(_Strict):
     """`[sft]`: the supervised warm start on agent transcripts (`posttrain sft`, or a stage before
     RL in a train config): demonstrations from the tasks' reference solutions, replayed through
     the agent's tool format and kept only when the verifier passes them (for single-reply tasks,
-    such as the scene domain: the prompt and the verified reference answer), then rounds of
-    rejection sampling (the policy's own episodes or replies that passed: expert iteration)."""
+    such as the scene domain: the prompt and the verified reference answer), users' own chat
+    data (`chat_data`), then rounds of rejection sampling (the policy's own episodes or replies
+    that passed: expert iteration)."""
 
     demonstrations: int = Field(256, ge=0, description="training tasks to demonstrate with their reference steps")
     data: list[str] = Field(
         default_factory=list,
         description="more transcripts: JSONL files written by an earlier SFT run (demonstrations.jsonl, "
         "accepted-*.jsonl); relative paths from the config file",
+    )
+    chat_data: list[str] = Field(
+        default_factory=list,
+        description="JSONL files of OpenAI-format conversations (messages, optional tools), rendered with the "
+        "model's chat template, trained on the assistant turns only; relative paths from the config file",
     )
     epochs: int = Field(2, ge=1, description="passes over the demonstrations")
     batch_size: int = Field(16, ge=1, description="transcripts per optimizer step")

@@ -73,6 +73,7 @@ def _sft_plan(config: RunConfig) -> dict | None:
     return {
         "demonstrations": sft.demonstrations,
         "data": sft.data,
+        "chat_data": sft.chat_data,
         "epochs": sft.epochs,
         "batch_size": sft.batch_size,
         "rejection_rounds": sft.rejection_rounds,

@@ -32,6 +32,7 @@ from posttrain.observe.metrics import JsonlMetricsSink, truncate_metrics_after
 from posttrain.pipeline.build import load_policy_pair
 from posttrain.pipeline.evaluation import EvalResult, evaluate
 from posttrain.pipeline.run_outputs import load_eval
+from posttrain.pipeline.sft.conversations import chat_transcripts
 from posttrain.pipeline.sft.demonstrations import answer_demonstrations, collect_demonstrations
 from posttrain.pipeline.sft.rejection import RejectionRound, answer_rejection_sample, rejection_sample
 from posttrain.pipeline.sft.transcripts import Transcript, read_transcripts, write_transcripts
@@ -118,6 +119,7 @@ class _Stage:
         self.config, self.sft, self.sd = config, config.sft, sd
         self.mixture, self.tokenizer, self.say, self.console = mixture, tokenizer, say, console
         self.extra = [t for p in self.sft.data for t in read_transcripts(config_relative_path(p, config_dir))]
+        self.extra += chat_transcripts([config_relative_path(p, config_dir) for p in self.sft.chat_data], tokenizer)
         if self.sft.demonstrations == 0 and not self.extra:
             raise PosttrainError("[sft]: no data: demonstrations = 0 and no data files (set demonstrations or data)")
         clean_partial_checkpoints(sd.checkpoints)
