@@ -61,7 +61,7 @@ def test_bad_rows_are_named_by_file_row_and_field(tmp_path):
     assert [where for where, _ in rows] == [f"{path}:1", f"{path}:9"]
     assert problems == [
         f"{path}:2: not valid JSON (Expecting property name enclosed in double quotes)",
-        f"{path}:3: not a conversation (an object with messages)",
+        f"{path}:3: not a JSON object with messages",
         f"{path}:4: messages: missing or not a list of messages",
         f"{path}:5: messages: no assistant turn to learn from",
         f"{path}:6: messages[0].role: expected one of system, user, assistant, tool",
@@ -84,15 +84,12 @@ def test_only_the_assistant_turns_are_trained_on(tokenizer):
     assert transcript.source == "chat" and transcript.trained_tokens == len(trained)
 
 
+# a domain is required by a run config; with demonstrations = 0 and evaluate = false it is unused
 CONFIG = """
 seed = 0
 threads = 1
-[model]
-name = "tiny-llama"
-[[domains]]
-name = "addition"
-source = "reasoning-gym:basic_arithmetic"
-heldout = 4
+model = { name = "tiny-llama" }
+domains = [{ name = "addition", source = "reasoning-gym:basic_arithmetic" }]
 [sft]
 demonstrations = 0
 chat_data = ["chats.jsonl"]

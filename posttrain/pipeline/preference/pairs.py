@@ -11,12 +11,12 @@ are exactly the ones the model would produce after the prompt."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from posttrain.errors import PosttrainError
 from posttrain.models.token_ids import chat_prompt_ids, token_ids
+from posttrain.pipeline.jsonl_rows import read_jsonl_rows
 
 SIDES = ("prompt", "chosen", "rejected")
 
@@ -40,41 +40,22 @@ class PreferencePair:
 def read_preference_rows(paths: list[Path], strict: bool = False) -> tuple[list[PreferenceRow], list[str]]:
     """The good rows of every file, and one line per bad row (`FILE:ROW: field: reason`).
     strict: a bad row is an error (all of them in its message)."""
-    rows, problems = [], []
-    for path in paths:
-        if not path.is_file():
-            raise PosttrainError(f"{path}: preference data file not found")
-        for number, line in enumerate(path.read_text().splitlines(), start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            row, problem = _parse_row(line, where)
-            if problem:
-                problems.append(f"{where}: {problem}")
-            else:
-                rows.append(row)
-    if strict and problems:
-        raise PosttrainError("bad preference rows (--strict):\n" + "\n".join(problems))
-    if not rows:
-        raise PosttrainError("no usable preference rows" + ("".join(f"\n{p}" for p in problems[:20])))
-    return rows, problems
+    found, problems = read_jsonl_rows(paths, _check_row, "preference data", "prompt, chosen and rejected", strict)
+    if not found:
+        raise PosttrainError("no usable preference rows" + "".join(f"\n{p}" for p in problems[:20]))
+    return [PreferenceRow(where, *sides) for where, sides in found], problems
 
 
-def _parse_row(line: str, where: str) -> tuple[PreferenceRow | None, str | None]:
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return None, f"not valid JSON ({exc.msg})"
-    if not isinstance(data, dict):
-        return None, "not a JSON object with prompt, chosen and rejected"
-    sides = {}
+def _check_row(data: dict) -> tuple[tuple[list[dict], ...] | None, str | None]:
+    """(prompt, chosen, rejected) as message lists, or what is wrong with the row."""
+    sides = []
     for field in SIDES:
         role = "user" if field == "prompt" else "assistant"
         messages, problem = _messages(data.get(field), role, field == "prompt")
         if problem:
             return None, f"{field}: {problem}"
-        sides[field] = messages
-    return PreferenceRow(where, sides["prompt"], sides["chosen"], sides["rejected"]), None
+        sides.append(messages)
+    return tuple(sides), None
 
 
 def _messages(value, role: str, any_role: bool) -> tuple[list[dict] | None, str | None]:

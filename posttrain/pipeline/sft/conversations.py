@@ -12,10 +12,10 @@ turn, `tools` not a list) are named by file, row and field and left out, unless 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from posttrain.errors import PosttrainError
+from posttrain.pipeline.jsonl_rows import read_jsonl_rows
 from posttrain.pipeline.sft.transcripts import Transcript
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -23,31 +23,10 @@ ROLES = ("system", "user", "assistant", "tool")
 
 def read_conversation_rows(paths: list[Path], strict: bool = False) -> tuple[list[tuple[str, dict]], list[str]]:
     """The good rows of every file as (FILE:ROW, row), and one line per bad row."""
-    rows, problems = [], []
-    for path in paths:
-        if not path.is_file():
-            raise PosttrainError(f"{path}: chat data file not found")
-        for number, line in enumerate(path.read_text().splitlines(), start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            row, problem = _parse(line)
-            if problem:
-                problems.append(f"{where}: {problem}")
-            else:
-                rows.append((where, row))
-    if strict and problems:
-        raise PosttrainError("bad chat data rows (--strict):\n" + "\n".join(problems))
-    return rows, problems
+    return read_jsonl_rows(paths, _check, "chat data", "messages", strict)
 
 
-def _parse(line: str) -> tuple[dict | None, str | None]:
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return None, f"not valid JSON ({exc.msg})"
-    if not isinstance(row, dict):
-        return None, "not a conversation (an object with messages)"
+def _check(row: dict) -> tuple[dict | None, str | None]:
     messages = row.get("messages")
     if not isinstance(messages, list) or not messages:
         return None, "messages: missing or not a list of messages" if messages is None else "messages: not a list"
