@@ -554,6 +554,12 @@ class SFTConfig(_Strict):
     )
     epochs: int = Field(2, ge=1, description="passes over the demonstrations")
     batch_size: int = Field(16, ge=1, description="transcripts per optimizer step")
+    batch_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="instead of batch_size: an optimizer step takes transcripts while their tokens (prompts and "
+        "completions) fit this budget",
+    )
     lr: float = Field(5e-5, gt=0)
     warmup_steps: int = Field(5, ge=0)
     rejection_rounds: int = Field(1, ge=0, description="expert-iteration rounds after the demonstrations")

@@ -76,6 +76,7 @@ def _sft_plan(config: RunConfig) -> dict | None:
         "chat_data": sft.chat_data,
         "epochs": sft.epochs,
         "batch_size": sft.batch_size,
+        "batch_tokens": sft.batch_tokens,
         "rejection_rounds": sft.rejection_rounds,
         "rejection_episodes_per_round": sft.rejection_tasks * sft.rejection_samples,
         "evaluate": sft.evaluate,

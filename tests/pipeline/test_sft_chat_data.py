@@ -122,3 +122,9 @@ def test_posttrain_sft_trains_on_chat_data_alone_and_strict_refuses_a_bad_row(tm
     assert [s["transcripts"] for s in steps] == [2, 1, 2, 1]
     assert steps[-1]["nll"] < steps[0]["nll"]
     assert (tmp_path / "run" / "model" / "config.json").is_file()
+    # a token budget instead of a count: all three conversations fit one step each epoch
+    config.write_text(CONFIG.replace("batch_size = 2", "batch_tokens = 100000"))
+    result = run_cli(["sft", str(config), "--out", str(tmp_path / "budget")])
+    assert result.returncode == 0, result.stderr[-3000:]
+    steps = [json.loads(line) for line in (tmp_path / "budget" / "metrics.jsonl").read_text().splitlines()]
+    assert [s["transcripts"] for s in steps if "nll" in s] == [3, 3]
