@@ -76,35 +76,69 @@ def _summary(side: str, losses: list[float], step_s: list[float], warmup: int, e
     }
 
 
+def _batches(args, items: list) -> list[list]:
+    """The items of each step: consecutive runs of batch_size, wrapping round; TRL gets them in
+    this order too."""
+    return [
+        [items[(step * args.batch_size + k) % len(items)] for k in range(args.batch_size)] for step in range(args.steps)
+    ]
+
+
 def run_posttrain(args) -> dict:
     _setup(args.threads)
-    from posttrain.config import PreferenceConfig
     from posttrain.models.loading import load_model, load_tokenizer
+
+    tokenizer = load_tokenizer(args.model)
+    model = load_model(args.model, seed=0)
+    rows = preference_rows(args.pairs)
+    step = (
+        _posttrain_sft(args, tokenizer, model, rows)
+        if args.objective == "sft"
+        else _posttrain_dpo(args, tokenizer, model, rows)
+    )
+    losses, step_s = [], []
+    for number, batch in enumerate(_batches(args, list(range(len(rows)))), start=1):
+        started = time.perf_counter()
+        losses.append(step(batch))
+        step_s.append(time.perf_counter() - started)
+        log(f"posttrain step {number}: loss {losses[-1]:.6f}, {step_s[-1]:.3f} s")
+    return _summary("posttrain", losses, step_s, args.warmup, {})
+
+
+def _posttrain_dpo(args, tokenizer, model, rows):
+    from posttrain.config import PreferenceConfig
     from posttrain.pipeline.preference.pairs import PreferenceRow, tokenize_pair
     from posttrain.train.preference_trainer import PreferenceTrainer
 
-    tokenizer = load_tokenizer(args.model)
-    rows = preference_rows(args.pairs)
     pairs = [
         tokenize_pair(tokenizer, PreferenceRow(str(i), r["prompt"], r["chosen"], r["rejected"]))
         for i, r in enumerate(rows)
     ]
-    settings = PreferenceConfig(
-        data=["(benchmark)"], loss="dpo", beta=args.beta, lr=args.lr, batch_size=args.batch_size, grad_clip=1.0
-    )
-    trainer = PreferenceTrainer(load_model(args.model, seed=0), settings, pad_id=tokenizer.pad_token_id)
-    losses, step_s = [], []
-    for step in range(args.steps):
-        batch = [pairs[(step * args.batch_size + k) % len(pairs)] for k in range(args.batch_size)]
-        started = time.perf_counter()
-        stats = trainer.step(
-            [p.prompt_ids for p in batch], [p.chosen_ids for p in batch], [p.rejected_ids for p in batch]
-        )
-        step_s.append(time.perf_counter() - started)
-        losses.append(stats["loss"])
-        log(f"posttrain step {step + 1}: loss {stats['loss']:.6f}, {step_s[-1]:.3f} s")
-    tokens = [len(p.prompt_ids) + len(p.chosen_ids) + len(p.rejected_ids) for p in pairs]
-    return _summary("posttrain", losses, step_s, args.warmup, {"tokens_per_pair_mean": statistics.mean(tokens)})
+    settings = PreferenceConfig(data=["(benchmark)"], beta=args.beta, lr=args.lr, batch_size=args.batch_size)
+    trainer = PreferenceTrainer(model, settings, pad_id=tokenizer.pad_token_id)
+
+    def step(batch: list[int]) -> float:
+        chosen = [pairs[i] for i in batch]
+        prompts, good, bad = ([getattr(p, f) for p in chosen] for f in ("prompt_ids", "chosen_ids", "rejected_ids"))
+        return trainer.step(prompts, good, bad)["loss"]
+
+    return step
+
+
+def _posttrain_sft(args, tokenizer, model, rows):
+    """`[sft] chat_data`'s path: each conversation (the prompt, then the chosen reply) rendered
+    whole, trained on its assistant turn, by the SFT stage's trainer (loss nll)."""
+    from posttrain.config import AlgorithmConfig, OptimConfig
+    from posttrain.pipeline.sft.conversations import conversation_transcript
+    from posttrain.train.trainer import PolicyTrainer
+
+    chats = [
+        conversation_transcript(tokenizer, str(i), {"messages": r["prompt"] + r["chosen"]}) for i, r in enumerate(rows)
+    ]
+    optim = OptimConfig(lr=args.lr, warmup_steps=0, grad_clip=1.0, micro_batch_tokens=1 << 16)
+    algorithm = AlgorithmConfig(loss="nll", tis_cap=None, dynamic_sampling=False)
+    trainer = PolicyTrainer(model, optim, algorithm, 1.0, pad_id=tokenizer.pad_token_id)
+    return lambda batch: trainer.step([s for i in batch for s in chats[i].samples()])["loss"]
 
 
 def run_trl(args) -> dict:
@@ -114,26 +148,26 @@ def run_trl(args) -> dict:
     from datasets import Dataset
     from transformers import TrainerCallback
     from transformers.utils import logging as hf_logging
-    from trl import DPOConfig, DPOTrainer
 
     from posttrain.models.loading import load_model, load_tokenizer
 
     hf_logging.set_verbosity_error()
     rows = preference_rows(args.pairs)
-    order = [(step * args.batch_size + k) % len(rows) for step in range(args.steps) for k in range(args.batch_size)]
-    dataset = Dataset.from_list([rows[i] for i in order])
+    ordered = [rows[i] for batch in _batches(args, list(range(len(rows)))) for i in batch]
+    if args.objective == "sft":  # prompt-completion rows: TRL trains on the completion only
+        ordered = [{"prompt": r["prompt"], "completion": r["chosen"]} for r in ordered]
     losses: list[float] = []
     step_s: list[float] = []
+    base, config, extra = _trl_trainer(args)
 
-    class SameOrder(DPOTrainer):
+    class SameOrder(base):
         def _get_train_sampler(self, *_, **__):
             return torch.utils.data.SequentialSampler(self.train_dataset)
 
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
             loss = super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
-            value = loss[0] if isinstance(loss, tuple) else loss
             if model.training:
-                losses.append(value.item())
+                losses.append((loss[0] if isinstance(loss, tuple) else loss).item())
             return loss
 
     class StepTimer(TrainerCallback):
@@ -144,7 +178,25 @@ def run_trl(args) -> dict:
             step_s.append(time.perf_counter() - self.started)
             log(f"trl step {len(step_s)}: loss {losses[-1]:.6f}, {step_s[-1]:.3f} s")
 
-    config = DPOConfig(
+    if args.objective == "dpo":
+        extra["ref_model"] = load_model(args.model, seed=0)  # the same starting weights, frozen
+    trainer = SameOrder(
+        model=load_model(args.model, seed=0),
+        args=config,
+        train_dataset=Dataset.from_list(ordered),
+        processing_class=load_tokenizer(args.model),
+        callbacks=[StepTimer()],
+        **extra,
+    )
+    trainer.train()
+    return _summary("trl", losses, step_s, args.warmup, {"trl_version": trl.__version__})
+
+
+def _trl_trainer(args):
+    """TRL's trainer class for the objective, its config, and extra constructor arguments."""
+    from trl import DPOConfig, DPOTrainer, SFTConfig, SFTTrainer
+
+    common = dict(
         output_dir=tempfile.mkdtemp(prefix="dpo_vs_trl_"),
         use_cpu=True,
         bf16=False,
@@ -157,8 +209,6 @@ def run_trl(args) -> dict:
         warmup_steps=0,
         weight_decay=0.0,
         max_grad_norm=1.0,
-        beta=args.beta,
-        loss_type=["sigmoid"],
         max_length=1024,
         logging_steps=1,
         save_strategy="no",
@@ -167,22 +217,20 @@ def run_trl(args) -> dict:
         dataloader_num_workers=0,
         disable_tqdm=True,
     )
-    tokenizer = load_tokenizer(args.model)
-    trainer = SameOrder(
-        model=load_model(args.model, seed=0),
-        ref_model=load_model(args.model, seed=0),  # the same starting weights, frozen
-        args=config,
-        train_dataset=dataset,
-        processing_class=tokenizer,
-        callbacks=[StepTimer()],
-    )
-    trainer.train()
-    return _summary("trl", losses, step_s, args.warmup, {"trl_version": trl.__version__})
+    if args.objective == "sft":
+        return SFTTrainer, SFTConfig(**common, completion_only_loss=True, packing=False), {}
+    return DPOTrainer, DPOConfig(**common, beta=args.beta, loss_type=["sigmoid"]), {}
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="tiny-llama", help="tiny-llama or smollm2-135m (or hf:DIR)")
+    parser.add_argument(
+        "--objective",
+        choices=("dpo", "sft"),
+        default="dpo",
+        help="dpo: DPOTrainer; sft: SFTTrainer on the chosen replies",
+    )
     parser.add_argument("--pairs", type=int, default=16)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--steps", type=int, default=4, help="optimizer steps on each side")
@@ -202,7 +250,16 @@ def parse_args(argv=None):
 
 def _forwarded(args) -> list[str]:
     return [
-        *("--model", args.model, "--pairs", str(args.pairs), "--batch-size", str(args.batch_size)),
+        *(
+            "--model",
+            args.model,
+            "--objective",
+            args.objective,
+            "--pairs",
+            str(args.pairs),
+            "--batch-size",
+            str(args.batch_size),
+        ),
         *("--steps", str(args.steps), "--warmup", str(args.warmup), "--beta", repr(args.beta)),
         *("--lr", repr(args.lr), "--threads", str(args.threads)),
     ]
@@ -234,7 +291,13 @@ def combine(args, results: dict[str, dict]) -> dict:
     import torch
 
     pt, tr = results.get("posttrain"), results.get("trl")
-    report: dict = {"model": args.model, "pairs": args.pairs, "batch_size": args.batch_size, "steps": args.steps}
+    report: dict = {
+        "objective": args.objective,
+        "model": args.model,
+        "pairs": args.pairs,
+        "batch_size": args.batch_size,
+        "steps": args.steps,
+    }
     report.update(beta=args.beta, lr=args.lr, warmup_steps_untimed=args.warmup, torch_threads=args.threads)
     for name, side in (("posttrain", pt), ("trl", tr)):
         if side:
@@ -260,7 +323,10 @@ def main(argv=None) -> int:
         train = {"posttrain": run_posttrain, "trl": run_trl}[args.side]
         args.side_out.write_text(json.dumps(train(args)))
     else:
-        log(f"model {args.model}, {args.pairs} pairs, batches of {args.batch_size}, {args.steps} steps")
+        log(
+            f"{args.objective}: model {args.model}, {args.pairs} pairs, "
+            f"batches of {args.batch_size}, {args.steps} steps"
+        )
         sides = [side for side in SIDES if not args.only or side in args.only]
         emit_benchmark(combine(args, {side: run_side_subprocess(side, args) for side in sides}), args.out)
     return 0

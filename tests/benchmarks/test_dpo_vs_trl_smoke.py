@@ -1,4 +1,5 @@
-"""The DPO-vs-TRL benchmark script: its data and flags, and one tiny end-to-end run."""
+"""The DPO-vs-TRL benchmark script (and its SFT objective): its data and flags, and tiny
+end-to-end runs of each objective."""
 
 from __future__ import annotations
 
@@ -23,11 +24,13 @@ def test_warmup_must_leave_a_timed_step():
 
 
 @pytest.mark.slow
-def test_tiny_end_to_end_losses_agree_with_trl(tmp_path):
+@pytest.mark.parametrize("objective", ["dpo", "sft"])
+def test_tiny_end_to_end_losses_agree_with_trl(tmp_path, objective):
     pytest.importorskip("trl")
     pytest.importorskip("datasets")
-    args = ["--model", "tiny-llama", "--pairs", "4", "--batch-size", "2", "--steps", "2", "--warmup", "1"]
-    report = run_script("dpo_vs_trl", args, tmp_path / "result.json")
+    args = ["--model", "tiny-llama", "--objective", objective, "--pairs", "4", "--batch-size", "2", "--steps", "2"]
+    report = run_script("dpo_vs_trl", [*args, "--warmup", "1"], tmp_path / "result.json")
+    assert report["objective"] == objective
     assert len(report["posttrain_losses"]) == len(report["trl_losses"]) == 2
     assert report["max_loss_diff"] <= 1e-4 and report["losses_agree_1e-4"] is True
     assert report["ratio"] == pytest.approx(report["posttrain_step_s"] / report["trl_step_s"])
