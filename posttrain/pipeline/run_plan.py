@@ -131,7 +131,10 @@ def plan_lines(plan: dict) -> list[str]:
             else "no rejection rounds"
         )
         lines.append(
-            f"sft: {sft['demonstrations']} demonstrations, {sft['epochs']} epochs of batch {sft['batch_size']}, "
+            f"sft: {sft['demonstrations']} demonstrations"
+            + (f" and {len(sft['chat_data'])} chat data file(s)" if sft["chat_data"] else "")
+            + f", {sft['epochs']} epochs of "
+            + (f"{sft['batch_tokens']}-token batches, " if sft["batch_tokens"] else f"batch {sft['batch_size']}, ")
             + rejection
         )
     if rl:
