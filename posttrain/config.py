@@ -843,26 +843,26 @@ NAMES_ELSEWHERE = {
 }
 
 
-def _unknown_key(loc: tuple) -> str:
+def _unknown_key(loc: tuple, root: type[BaseModel]) -> str:
     """`unknown key`, with the key meant when a close or a known other name is at hand: in the
     same table, else in another table of the config (a key put in the wrong table)."""
     key = str(loc[-1])
-    known = _keys_of(_model_at(loc[:-1]))
+    known = _keys_of(_model_at(loc[:-1], root))
     meant = NAMES_ELSEWHERE.get(key)
     if meant in known:
         return f"unknown key (did you mean {meant}?)"
     if hint := did_you_mean(key, known):
         return "unknown key" + hint
     if len(loc) == 1:  # a top-level key that belongs in a table
-        for table, field in RunConfig.model_fields.items():
+        for table, field in root.model_fields.items():
             inner = _keys_of(_model_in(field.annotation))
             if key in inner or meant in inner:
                 return f"unknown key (did you mean [{field.alias or table}] {key if key in inner else meant}?)"
     return "unknown key"
 
 
-def _model_at(loc: tuple) -> type[BaseModel] | None:
-    model: type[BaseModel] | None = RunConfig
+def _model_at(loc: tuple, root: type[BaseModel]) -> type[BaseModel] | None:
+    model: type[BaseModel] | None = root
     for part in loc:
         if isinstance(part, int) or model is None:
             continue
@@ -882,12 +882,12 @@ def _keys_of(model: type[BaseModel] | None) -> list[str]:
     return [field.alias or name for name, field in model.model_fields.items()] if model is not None else []
 
 
-def format_validation_error(path: Path | str, error: ValidationError) -> str:
-    """Every error, one a line: `FILE: key.path: reason`."""
+def format_validation_error(path: Path | str, error: ValidationError, root: type[BaseModel] | None = None) -> str:
+    """Every error, one a line: `FILE: key.path: reason`. `root`: the config's model (RunConfig)."""
     lines = []
     for item in error.errors():
         if item["type"] == "extra_forbidden":
-            reason = _unknown_key(item["loc"])
+            reason = _unknown_key(item["loc"], root or RunConfig)
         else:
             reason = item["msg"].removeprefix("Value error, ")
         lines.append(f"{path}: {_location(item['loc'])}: {reason}")
@@ -962,4 +962,4 @@ def load_preference_config(path: Path | str) -> PreferenceRunConfig:
     try:
         return PreferenceRunConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(path, exc)) from None
+        raise ConfigError(format_validation_error(path, exc, PreferenceRunConfig)) from None

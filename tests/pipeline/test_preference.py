@@ -101,6 +101,8 @@ def test_the_config_is_checked_before_anything_is_written(tmp_path):
     write_rows(tmp_path / "pairs.jsonl", GOOD)
     with pytest.raises(ConfigError, match=r"preference\.loss"):
         check_preference(write_config(tmp_path, 'loss = "ppo"\n'), tmp_path / "run", False)
+    with pytest.raises(ConfigError, match=r"preference\.beat: unknown key \(did you mean beta\?\)"):
+        check_preference(write_config(tmp_path, "beat = 1.0\n"), tmp_path / "run", False)
     with pytest.raises(PosttrainError, match="absent.jsonl: preference data file not found"):
         check_preference(write_config(tmp_path, data="absent.jsonl"), tmp_path / "run", False)
     (tmp_path / "bare.toml").write_text('[model]\nname = "tiny-llama"\n')
