@@ -549,7 +549,8 @@ class SFTConfig(_Strict):
     )
     chat_data: list[str] = Field(
         default_factory=list,
-        description="JSONL files of OpenAI-format conversations (messages, optional tools), rendered with the "
+        description="OpenAI-format conversations (messages, optional tools): JSONL or parquet files, or tables "
+        "saved by datasets' save_to_disk (directories), rendered with the "
         "model's chat template, trained on the assistant turns only; relative paths from the config file",
     )
     epochs: int = Field(2, ge=1, description="passes over the demonstrations")
@@ -933,7 +934,11 @@ class PreferenceConfig(_Strict):
     """`[preference]`: training on pairs of responses, one preferred (`posttrain preference`):
     JSONL rows of `prompt`, `chosen`, `rejected` (see docs/preference.md)."""
 
-    data: list[str] = Field(min_length=1, description="JSONL files of preference pairs; relative paths from the config")
+    data: list[str] = Field(
+        min_length=1,
+        description="preference pairs: JSONL or parquet files, or datasets save_to_disk directories; relative paths "
+        "from the config",
+    )
     loss: Literal["dpo", "simpo"] = Field("dpo", description="dpo (against a frozen reference model) or simpo")
     beta: float = Field(0.1, gt=0, description="dpo: strength of the pull towards the reference; simpo: reward scale")
     gamma: float = Field(0.5, ge=0, description="simpo's target reward margin (unused by dpo)")

@@ -153,3 +153,15 @@ def test_simpo_and_the_cli_with_a_bad_row_and_strict(tmp_path):
     summary = json.loads(run.stdout[run.stdout.index("{") :])
     assert summary["loss"] == "simpo" and summary["pairs"] == 4 and summary["skipped_rows"] == 1
     assert (tmp_path / "r" / "model" / "config.json").is_file()
+
+
+def test_a_parquet_file_of_pairs_reads_like_jsonl(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [GOOD[0], GOOD[2], {"prompt": "a", "chosen": "b", "rejected": None}]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "pairs.parquet")
+    found, problems = read_preference_rows([tmp_path / "pairs.parquet"])
+    jsonl, _ = read_preference_rows([write_rows(tmp_path / "pairs.jsonl", rows[:2])])
+    assert [(r.prompt, r.chosen, r.rejected) for r in found] == [(r.prompt, r.chosen, r.rejected) for r in jsonl]
+    assert problems == [f"{tmp_path / 'pairs.parquet'}:3: rejected: missing"]

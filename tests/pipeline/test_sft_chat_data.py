@@ -128,3 +128,22 @@ def test_posttrain_sft_trains_on_chat_data_alone_and_strict_refuses_a_bad_row(tm
     assert result.returncode == 0, result.stderr[-3000:]
     steps = [json.loads(line) for line in (tmp_path / "budget" / "metrics.jsonl").read_text().splitlines()]
     assert [s["transcripts"] for s in steps if "nll" in s] == [3, 3]
+
+
+def test_parquet_and_saved_datasets_tables_read_like_jsonl(tmp_path, tokenizer):
+    import datasets
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [*CHATS, {"messages": [{"role": "user", "content": "no reply"}]}]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "chats.parquet")
+    datasets.Dataset.from_list(rows).save_to_disk(str(tmp_path / "saved"))
+    jsonl, _ = read_conversation_rows([write_rows(tmp_path / "chats.jsonl", rows)])
+    for path in (tmp_path / "chats.parquet", tmp_path / "saved"):
+        found, problems = read_conversation_rows([path])
+        assert problems == [f"{path}:3: messages: no assistant turn to learn from"]
+        # a table's missing fields (tools, a null tool_calls) are dropped, so the rows render the same
+        for (_, row), (_, expected) in zip(found, jsonl):
+            assert conversation_transcript(tokenizer, "t", row).segments == (
+                conversation_transcript(tokenizer, "t", expected).segments
+            )

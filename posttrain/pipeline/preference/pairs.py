@@ -1,6 +1,7 @@
-"""Preference pairs from JSONL files, and their tokens under the model's chat template.
+"""Preference pairs from JSONL or parquet files or `datasets` save_to_disk directories
+(posttrain.pipeline.data_rows), and their tokens under the model's chat template.
 
-One row a line: `prompt`, `chosen`, `rejected`. The prompt is text (one user message) or a
+A row: `prompt`, `chosen`, `rejected`. The prompt is text (one user message) or a
 list of chat messages; each response is text (one assistant message) or a list of assistant
 messages. A bad row is named by file, row and field; the rest are used, unless strict.
 
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from posttrain.errors import PosttrainError
 from posttrain.models.token_ids import chat_prompt_ids, token_ids
-from posttrain.pipeline.jsonl_rows import read_jsonl_rows
+from posttrain.pipeline.data_rows import read_data_rows
 
 SIDES = ("prompt", "chosen", "rejected")
 
@@ -40,7 +41,7 @@ class PreferencePair:
 def read_preference_rows(paths: list[Path], strict: bool = False) -> tuple[list[PreferenceRow], list[str]]:
     """The good rows of every file, and one line per bad row (`FILE:ROW: field: reason`).
     strict: a bad row is an error (all of them in its message)."""
-    found, problems = read_jsonl_rows(paths, _check_row, "preference data", "prompt, chosen and rejected", strict)
+    found, problems = read_data_rows(paths, _check_row, "preference data", "prompt, chosen and rejected", strict)
     if not found:
         raise PosttrainError("no usable preference rows" + "".join(f"\n{p}" for p in problems[:20]))
     return [PreferenceRow(where, *sides) for where, sides in found], problems

@@ -1,6 +1,7 @@
-"""Users' chat data for the SFT stage: JSONL rows of OpenAI-format conversations.
+"""Users' chat data for the SFT stage: rows of OpenAI-format conversations, from JSONL (one a
+line), parquet or a `datasets` save_to_disk directory (posttrain.pipeline.data_rows).
 
-One row a line: `messages` (a list of {role, content} objects; assistant messages may carry
+A row: `messages` (a list of {role, content} objects; assistant messages may carry
 `tool_calls`, tool results have role `tool`) and optional `tools` (the function schemas the
 chat template shows the model). A row is rendered whole by the model's chat template and
 becomes a transcript whose loss mask is 1 on the assistant turns' tokens only (each turn's
@@ -15,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from posttrain.errors import PosttrainError
-from posttrain.pipeline.jsonl_rows import read_jsonl_rows
+from posttrain.pipeline.data_rows import read_data_rows
 from posttrain.pipeline.sft.transcripts import Transcript
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -23,7 +24,7 @@ ROLES = ("system", "user", "assistant", "tool")
 
 def read_conversation_rows(paths: list[Path], strict: bool = False) -> tuple[list[tuple[str, dict]], list[str]]:
     """The good rows of every file as (FILE:ROW, row), and one line per bad row."""
-    return read_jsonl_rows(paths, _check, "chat data", "messages", strict)
+    return read_data_rows(paths, _check, "chat data", "messages", strict)
 
 
 def _check(row: dict) -> tuple[dict | None, str | None]:
