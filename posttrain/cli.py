@@ -88,7 +88,7 @@ def train_command(
         False,
         "--strict",
         help='A domain pattern\'s generator that does not load (source = "reasoning-gym:*") is an error, '
-        "not a warning line and a run without it.",
+        "not a warning line and a run without it; so is a bad [sft] chat_data row.",
     ),
 ) -> None:
     """Train a policy with RL (GRPO, RLOO, REINFORCE++; PPO-clip or GSPO loss) on the config's
@@ -166,7 +166,9 @@ def sft_command(
     check: bool = typer.Option(
         False, "--check", help="Check the config and its domains, print the plan and exit; writes nothing."
     ),
-    strict: bool = typer.Option(False, "--strict", help="Refuse to start when a [sft] chat_data row is bad."),
+    strict: bool = typer.Option(
+        False, "--strict", help="Refuse to start when a [sft] chat_data row is bad (or a domain pattern does not load)."
+    ),
 ) -> None:
     """Supervised warm start for agents: demonstrations (each training task's reference steps
     replayed through the agent's tool format, kept when its verifier passes), then rejection
