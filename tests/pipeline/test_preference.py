@@ -165,3 +165,9 @@ def test_a_parquet_file_of_pairs_reads_like_jsonl(tmp_path):
     jsonl, _ = read_preference_rows([write_rows(tmp_path / "pairs.jsonl", rows[:2])])
     assert [(r.prompt, r.chosen, r.rejected) for r in found] == [(r.prompt, r.chosen, r.rejected) for r in jsonl]
     assert problems == [f"{tmp_path / 'pairs.parquet'}:3: rejected: missing"]
+
+
+def test_the_example_config_and_its_pairs_check_clean(tmp_path):
+    example = Path(__file__).parents[2] / "examples" / "preference.toml"
+    checked = check_preference(example, tmp_path / "run", False, strict=True)
+    assert checked.config.model.name == "smollm2-135m" and len(checked.rows) == 12 and checked.problems == []
