@@ -88,7 +88,7 @@ def train_command(
         False,
         "--strict",
         help='A domain pattern\'s generator that does not load (source = "reasoning-gym:*") is an error, '
-        "not a warning line and a run without it.",
+        "not a warning line and a run without it; so is a bad [sft] chat_data row.",
     ),
 ) -> None:
     """Train a policy with RL (GRPO, RLOO, REINFORCE++; PPO-clip or GSPO loss) on the config's
@@ -166,6 +166,9 @@ def sft_command(
     check: bool = typer.Option(
         False, "--check", help="Check the config and its domains, print the plan and exit; writes nothing."
     ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Refuse to start when a [sft] chat_data row is bad (or a domain pattern does not load)."
+    ),
 ) -> None:
     """Supervised warm start for agents: demonstrations (each training task's reference steps
     replayed through the agent's tool format, kept when its verifier passes), then rejection
@@ -173,8 +176,58 @@ def sft_command(
     tokens, as in multi-turn RL. Writes OUT/demonstrations.jsonl, accepted-R.jsonl,
     metrics.jsonl, eval_base.json, eval_sft.json, checkpoints/ and OUT/model, a Hugging Face
     directory that `[model] name = "hf:OUT/model"` and `posttrain eval --model hf:OUT/model` take.
-    A train config with an [sft] table runs this stage before RL by itself."""
-    _run_resumable("sft", config, out, resume, check)
+    `[sft] chat_data` adds your own JSONL conversations (OpenAI format: messages, optional
+    tools), trained on the assistant turns only; a bad row is named by file, row and field and
+    skipped, unless --strict. A train config with an [sft] table runs this stage before RL by
+    itself."""
+    _run_resumable("sft", config, out, resume, check, strict=strict)
+
+
+@app.command("preference", short_help="DPO or SimPO on your own prompt/chosen/rejected pairs.")
+def preference_command(
+    config: Path | None = typer.Argument(
+        None, help="Config (TOML) with [model] and a [preference] table. Not needed with --resume."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Output directory to create (or continue, with --resume). Required unless --check."
+    ),
+    resume: bool = typer.Option(False, "--resume", help="Continue the run in --out from its last checkpoint."),
+    check: bool = typer.Option(False, "--check", help="Check the config and every data row; writes nothing."),
+    strict: bool = typer.Option(False, "--strict", help="Refuse to start when any data row is bad (default: skip it)."),
+) -> None:
+    """Preference training on pairs of responses to one prompt, one preferred: JSONL rows of
+    `prompt` (text, or a list of chat messages), `chosen` and `rejected` (text, or a list of
+    assistant messages), rendered with the model's chat template; the loss covers only the
+    responses' tokens. `[preference] loss = "dpo"` (against a frozen copy of the starting model,
+    beta sets how far it may move) or `"simpo"` (no reference model, length-normalised, gamma is
+    the target margin). A bad row (a side missing or empty, not JSON) is named by file, row and
+    field and skipped, unless --strict. Writes OUT/config.toml, metrics.jsonl, checkpoints/step-N,
+    summary.json and OUT/model, a Hugging Face directory that `[model] name = "hf:OUT/model"` and
+    `posttrain eval --model hf:OUT/model` take. When to use it beside RL: docs/preference.md."""
+    from posttrain.pipeline.preference.stage import check_preference, preference_checked
+
+    if out is None and (resume or not check):
+        fail("--out is required: posttrain preference CONFIG --out DIR (or --check to only check the config)")
+    try:
+        checked = check_preference(config, out or Path("(not given)"), resume, strict=strict)
+        for problem in checked.problems:
+            console.print(f"warning: skipping {problem}", markup=False, highlight=False, soft_wrap=True)
+        if check:
+            settings = checked.config.preference
+            console.print(
+                f"plan: {settings.loss} on {len(checked.rows)} pairs, {settings.epochs} epoch(s) of batches of "
+                f"{settings.batch_size}, model {checked.config.model.name}",
+                highlight=False,
+                soft_wrap=True,
+            )
+            return
+        summary = preference_checked(checked, console=console)
+    except PosttrainError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        console.print(f"interrupted; continue with: posttrain preference --resume --out {out}", highlight=False)
+        raise typer.Exit(code=130) from None
+    print(json.dumps(summary, indent=2))
 
 
 def _run_resumable(

@@ -537,8 +537,9 @@ class SFTConfig(_Strict):
     """`[sft]`: the supervised warm start on agent transcripts (`posttrain sft`, or a stage before
     RL in a train config): demonstrations from the tasks' reference solutions, replayed through
     the agent's tool format and kept only when the verifier passes them (for single-reply tasks,
-    such as the scene domain: the prompt and the verified reference answer), then rounds of
-    rejection sampling (the policy's own episodes or replies that passed: expert iteration)."""
+    such as the scene domain: the prompt and the verified reference answer), users' own chat
+    data (`chat_data`), then rounds of rejection sampling (the policy's own episodes or replies
+    that passed: expert iteration)."""
 
     demonstrations: int = Field(256, ge=0, description="training tasks to demonstrate with their reference steps")
     data: list[str] = Field(
@@ -546,8 +547,20 @@ class SFTConfig(_Strict):
         description="more transcripts: JSONL files written by an earlier SFT run (demonstrations.jsonl, "
         "accepted-*.jsonl); relative paths from the config file",
     )
+    chat_data: list[str] = Field(
+        default_factory=list,
+        description="OpenAI-format conversations (messages, optional tools): JSONL or parquet files, or tables "
+        "saved by datasets' save_to_disk (directories), rendered with the "
+        "model's chat template, trained on the assistant turns only; relative paths from the config file",
+    )
     epochs: int = Field(2, ge=1, description="passes over the demonstrations")
     batch_size: int = Field(16, ge=1, description="transcripts per optimizer step")
+    batch_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="instead of batch_size: an optimizer step takes transcripts while their tokens (prompts and "
+        "completions) fit this budget",
+    )
     lr: float = Field(5e-5, gt=0)
     warmup_steps: int = Field(5, ge=0)
     rejection_rounds: int = Field(1, ge=0, description="expert-iteration rounds after the demonstrations")
@@ -831,26 +844,26 @@ NAMES_ELSEWHERE = {
 }
 
 
-def _unknown_key(loc: tuple) -> str:
+def _unknown_key(loc: tuple, root: type[BaseModel]) -> str:
     """`unknown key`, with the key meant when a close or a known other name is at hand: in the
     same table, else in another table of the config (a key put in the wrong table)."""
     key = str(loc[-1])
-    known = _keys_of(_model_at(loc[:-1]))
+    known = _keys_of(_model_at(loc[:-1], root))
     meant = NAMES_ELSEWHERE.get(key)
     if meant in known:
         return f"unknown key (did you mean {meant}?)"
     if hint := did_you_mean(key, known):
         return "unknown key" + hint
     if len(loc) == 1:  # a top-level key that belongs in a table
-        for table, field in RunConfig.model_fields.items():
+        for table, field in root.model_fields.items():
             inner = _keys_of(_model_in(field.annotation))
             if key in inner or meant in inner:
                 return f"unknown key (did you mean [{field.alias or table}] {key if key in inner else meant}?)"
     return "unknown key"
 
 
-def _model_at(loc: tuple) -> type[BaseModel] | None:
-    model: type[BaseModel] | None = RunConfig
+def _model_at(loc: tuple, root: type[BaseModel]) -> type[BaseModel] | None:
+    model: type[BaseModel] | None = root
     for part in loc:
         if isinstance(part, int) or model is None:
             continue
@@ -870,12 +883,12 @@ def _keys_of(model: type[BaseModel] | None) -> list[str]:
     return [field.alias or name for name, field in model.model_fields.items()] if model is not None else []
 
 
-def format_validation_error(path: Path | str, error: ValidationError) -> str:
-    """Every error, one a line: `FILE: key.path: reason`."""
+def format_validation_error(path: Path | str, error: ValidationError, root: type[BaseModel] | None = None) -> str:
+    """Every error, one a line: `FILE: key.path: reason`. `root`: the config's model (RunConfig)."""
     lines = []
     for item in error.errors():
         if item["type"] == "extra_forbidden":
-            reason = _unknown_key(item["loc"])
+            reason = _unknown_key(item["loc"], root or RunConfig)
         else:
             reason = item["msg"].removeprefix("Value error, ")
         lines.append(f"{path}: {_location(item['loc'])}: {reason}")
@@ -899,16 +912,59 @@ def parse_config(data: dict[str, Any], path: Path | str = "<config>") -> RunConf
 
 
 def load_config(path: Path | str) -> RunConfig:
+    return parse_config(read_toml(path), path)
+
+
+def read_toml(path: Path | str) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: config file not found")
     try:
-        data = tomllib.loads(path.read_text())
+        return tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    return parse_config(data, path)
 
 
 def dump_config(config: RunConfig) -> str:
     """The resolved config as TOML (every default filled in), for the run directory."""
     return tomli_w.dumps(config.model_dump(mode="json", exclude_none=True, by_alias=True))
+
+
+class PreferenceConfig(_Strict):
+    """`[preference]`: training on pairs of responses, one preferred (`posttrain preference`):
+    JSONL rows of `prompt`, `chosen`, `rejected` (see docs/preference.md)."""
+
+    data: list[str] = Field(
+        min_length=1,
+        description="preference pairs: JSONL or parquet files, or datasets save_to_disk directories; relative paths "
+        "from the config",
+    )
+    loss: Literal["dpo", "simpo"] = Field("dpo", description="dpo (against a frozen reference model) or simpo")
+    beta: float = Field(0.1, gt=0, description="dpo: strength of the pull towards the reference; simpo: reward scale")
+    gamma: float = Field(0.5, ge=0, description="simpo's target reward margin (unused by dpo)")
+    epochs: int = Field(1, ge=1, description="passes over the pairs")
+    batch_size: int = Field(8, ge=1, description="pairs per optimizer step")
+    lr: float = Field(5e-7, gt=0)
+    warmup_steps: int = Field(0, ge=0)
+    weight_decay: float = Field(0.0, ge=0)
+    grad_clip: float = Field(1.0, gt=0)
+    max_length: int = Field(1024, ge=2, description="tokens of prompt and response kept (the start); longer ones cut")
+    shuffle: bool = Field(True, description="a seeded shuffle of the pairs each epoch (false: file order)")
+    checkpoint_every: int = Field(50, ge=1, description="optimizer steps between checkpoints")
+
+
+class PreferenceRunConfig(_Strict):
+    """The config of `posttrain preference`: a model and a [preference] table, no domains."""
+
+    seed: int = 0
+    threads: int | None = Field(None, ge=1, description="torch threads; default: all cores")
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    preference: PreferenceConfig
+
+
+def load_preference_config(path: Path | str) -> PreferenceRunConfig:
+    data = read_toml(path)
+    try:
+        return PreferenceRunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(path, exc, PreferenceRunConfig)) from None

@@ -73,8 +73,10 @@ def _sft_plan(config: RunConfig) -> dict | None:
     return {
         "demonstrations": sft.demonstrations,
         "data": sft.data,
+        "chat_data": sft.chat_data,
         "epochs": sft.epochs,
         "batch_size": sft.batch_size,
+        "batch_tokens": sft.batch_tokens,
         "rejection_rounds": sft.rejection_rounds,
         "rejection_episodes_per_round": sft.rejection_tasks * sft.rejection_samples,
         "evaluate": sft.evaluate,
@@ -129,7 +131,10 @@ def plan_lines(plan: dict) -> list[str]:
             else "no rejection rounds"
         )
         lines.append(
-            f"sft: {sft['demonstrations']} demonstrations, {sft['epochs']} epochs of batch {sft['batch_size']}, "
+            f"sft: {sft['demonstrations']} demonstrations"
+            + (f" and {len(sft['chat_data'])} chat data file(s)" if sft["chat_data"] else "")
+            + f", {sft['epochs']} epochs of "
+            + (f"{sft['batch_tokens']}-token batches, " if sft["batch_tokens"] else f"batch {sft['batch_size']}, ")
             + rejection
         )
     if rl:

@@ -79,7 +79,9 @@ def open_run(
                 config_relative_path(domain.heldout_handwritten, Path(config_path).parent).resolve()
             )
     if config.sft is not None:
-        config.sft.data = [str(config_relative_path(p, Path(config_path).parent).resolve()) for p in config.sft.data]
+        base = Path(config_path).parent
+        config.sft.data = [str(config_relative_path(p, base).resolve()) for p in config.sft.data]
+        config.sft.chat_data = [str(config_relative_path(p, base).resolve()) for p in config.sft.chat_data]
     return TrainingRun(config, run_dir, Path(config_path).parent, notes=notes)
 
 
@@ -202,7 +204,7 @@ def check_run(
     sources = build_sources(run.config, run.config_dir)
     mixture = build_mixture(run.config, run.config_dir, sources=sources, gate=False)
     if run.config.sft is not None:
-        check_sft_data(run.config, run.config_dir)
+        run.notes += check_sft_data(run.config, run.config_dir, strict=strict)
     return CheckedRun(run, sources, mixture, rl=not needs_sft)
 
 
@@ -226,13 +228,21 @@ def check_builtin_family(model: str) -> None:
         check_supported(SimpleNamespace(**config))
 
 
-def check_sft_data(config: RunConfig, config_dir: Path) -> None:
-    """[sft]: every transcript file reads, and there is something to train on."""
+def check_sft_data(config: RunConfig, config_dir: Path, strict: bool = False) -> list[str]:
+    """[sft]: every transcript and chat data file reads, and there is something to train on.
+    Returns one line per bad chat data row, left out (with `strict`: an error)."""
+    from posttrain.pipeline.sft.conversations import read_conversation_rows
     from posttrain.pipeline.sft.transcripts import read_transcripts
 
     extra = [t for p in config.sft.data for t in read_transcripts(config_relative_path(p, config_dir))]
-    if config.sft.demonstrations == 0 and not extra:
-        raise PosttrainError("[sft]: no data: demonstrations = 0 and no data files (set demonstrations or data)")
+    paths = [config_relative_path(p, config_dir) for p in config.sft.chat_data]
+    chats, problems = read_conversation_rows(paths, strict=strict)
+    if config.sft.demonstrations == 0 and not extra and not chats:
+        raise PosttrainError(
+            "[sft]: no data: demonstrations = 0 and no data files or chat_data rows "
+            "(set demonstrations, data or chat_data)" + "".join(f"\n{p}" for p in problems[:20])
+        )
+    return [f"[sft] chat_data: skipping {p}" for p in problems]
 
 
 def out_state(run: TrainingRun) -> str:

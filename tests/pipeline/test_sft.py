@@ -103,6 +103,20 @@ def test_plan_batches_is_a_seeded_cover_of_every_epoch():
     assert plan[:3] != plan[3:]
 
 
+def test_plan_batches_by_a_token_budget_keeps_the_order_and_fits_the_budget():
+    tokens = [5, 3, 9, 2, 4, 12, 1, 6, 3, 2]
+    plan = plan_batches(10, 4, epochs=2, seed=1, tokens=tokens, batch_tokens=10)
+    by_count = plan_batches(10, 4, epochs=2, seed=1)
+    order = [i for b in plan for i in b]
+    assert order == [i for b in by_count for i in b]  # the same shuffle, cut elsewhere
+    assert all(sum(tokens[i] for i in b) <= 10 or len(b) == 1 for b in plan)
+    assert [5] in plan  # 12 tokens: over the budget, alone
+    one_epoch = plan_batches(10, 4, epochs=1, seed=1, tokens=tokens, batch_tokens=10)
+    assert plan[: len(one_epoch)] == one_epoch
+    for first, second in zip(one_epoch, one_epoch[1:]):  # a cut only where the next one would not fit
+        assert sum(tokens[i] for i in first) + tokens[second[0]] > 10
+
+
 SFT_CONFIG = """
 seed = 1
 threads = 1

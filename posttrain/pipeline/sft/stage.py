@@ -32,6 +32,7 @@ from posttrain.observe.metrics import JsonlMetricsSink, truncate_metrics_after
 from posttrain.pipeline.build import load_policy_pair
 from posttrain.pipeline.evaluation import EvalResult, evaluate
 from posttrain.pipeline.run_outputs import load_eval
+from posttrain.pipeline.sft.conversations import chat_transcripts
 from posttrain.pipeline.sft.demonstrations import answer_demonstrations, collect_demonstrations
 from posttrain.pipeline.sft.rejection import RejectionRound, answer_rejection_sample, rejection_sample
 from posttrain.pipeline.sft.transcripts import Transcript, read_transcripts, write_transcripts
@@ -118,6 +119,7 @@ class _Stage:
         self.config, self.sft, self.sd = config, config.sft, sd
         self.mixture, self.tokenizer, self.say, self.console = mixture, tokenizer, say, console
         self.extra = [t for p in self.sft.data for t in read_transcripts(config_relative_path(p, config_dir))]
+        self.extra += chat_transcripts([config_relative_path(p, config_dir) for p in self.sft.chat_data], tokenizer)
         if self.sft.demonstrations == 0 and not self.extra:
             raise PosttrainError("[sft]: no data: demonstrations = 0 and no data files (set demonstrations or data)")
         clean_partial_checkpoints(sd.checkpoints)
@@ -249,7 +251,14 @@ class _Stage:
     # ---- training ----------------------------------------------------------------------------
 
     def _train_phase(self, name: str, transcripts: list[Transcript], epochs: int, phase_seed: int) -> None:
-        batches = plan_batches(len(transcripts), self.sft.batch_size, epochs, seed=self.config.seed * 1009 + phase_seed)
+        batches = plan_batches(
+            len(transcripts),
+            self.sft.batch_size,
+            epochs,
+            seed=self.config.seed * 1009 + phase_seed,
+            tokens=[t.tokens for t in transcripts],
+            batch_tokens=self.sft.batch_tokens,
+        )
         first = self.cursor
         self.cursor += len(batches)
         if self.step >= self.cursor:  # done before a resume
@@ -354,15 +363,33 @@ class _Bar:
             console.print(line + (f"  {task.fields['info']}" if task.fields.get("info") else ""), highlight=False)
 
 
-def plan_batches(n: int, batch_size: int, epochs: int, seed: int) -> list[list[int]]:
+def plan_batches(
+    n: int, batch_size: int, epochs: int, seed: int, tokens: list[int] | None = None, batch_tokens: int | None = None
+) -> list[list[int]]:
     """Each epoch a seeded shuffle of the n transcripts cut into batches (the last may be
-    smaller): the same plan every time, so a resumed stage trains on the same batches."""
+    smaller): the same plan every time, so a resumed stage trains on the same batches. With
+    `batch_tokens`, a batch takes transcripts in that order while their `tokens` fit the budget
+    (a longer transcript makes a batch of its own) instead of `batch_size` of them."""
     batches = []
     for epoch in range(epochs):
         order = list(range(n))
         random.Random(seed * 100_003 + epoch).shuffle(order)
-        batches += [order[i : i + batch_size] for i in range(0, n, batch_size)]
+        if batch_tokens is None:
+            batches += [order[i : i + batch_size] for i in range(0, n, batch_size)]
+        else:
+            batches += _cut_by_tokens(order, tokens, batch_tokens)
     return batches
+
+
+def _cut_by_tokens(order: list[int], tokens: list[int], budget: int) -> list[list[int]]:
+    batches, current, used = [], [], 0
+    for index in order:
+        if current and used + tokens[index] > budget:
+            batches.append(current)
+            current, used = [], 0
+        current.append(index)
+        used += tokens[index]
+    return batches + ([current] if current else [])
 
 
 def _load_eval(path: Path) -> EvalResult | None:

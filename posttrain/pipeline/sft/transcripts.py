@@ -39,6 +39,11 @@ class Transcript:
         ]
 
     @property
+    def tokens(self) -> int:
+        """Every token the trainer runs: prompts and completions."""
+        return sum(len(s["prompt_ids"]) + len(s["completion_ids"]) for s in self.segments)
+
+    @property
     def trained_tokens(self) -> int:
         return sum(sum(s["completion_mask"]) for s in self.segments)
 

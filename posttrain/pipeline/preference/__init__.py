@@ -1,0 +1,1 @@
+"""Preference training (DPO, SimPO) on users' pairs of responses: `posttrain preference`."""
