@@ -13,6 +13,7 @@ from posttrain.tasks.terminal_gen.families import (
     permissions_find,
     script_fix,
     script_write,
+    sed_edits,
     sqlite_queries,
     text_processing,
 )
@@ -32,6 +33,7 @@ FAMILIES: dict[str, Family] = {
         sqlite_queries,
         archives,
         env_config,
+        sed_edits,
     )
 }
 
