@@ -7,6 +7,7 @@ from posttrain.errors import TaskSourceError, did_you_mean
 from posttrain.tasks.terminal_gen.families import (
     archives,
     csv_json,
+    diff_patch,
     env_config,
     files_dirs,
     git_ops,
@@ -34,6 +35,7 @@ FAMILIES: dict[str, Family] = {
         archives,
         env_config,
         sed_edits,
+        diff_patch,
     )
 }
 
