@@ -10,6 +10,7 @@ from posttrain.tasks.terminal_gen.families import (
     diff_patch,
     env_config,
     files_dirs,
+    find_size_time,
     git_ops,
     permissions_find,
     script_fix,
@@ -36,6 +37,7 @@ FAMILIES: dict[str, Family] = {
         env_config,
         sed_edits,
         diff_patch,
+        find_size_time,
     )
 }
 
