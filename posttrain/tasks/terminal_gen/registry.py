@@ -12,6 +12,7 @@ from posttrain.tasks.terminal_gen.families import (
     files_dirs,
     find_size_time,
     git_ops,
+    line_endings,
     permissions_find,
     script_fix,
     script_write,
@@ -38,6 +39,7 @@ FAMILIES: dict[str, Family] = {
         sed_edits,
         diff_patch,
         find_size_time,
+        line_endings,
     )
 }
 
