@@ -42,6 +42,25 @@ def _sized(rng: random.Random, folder: str, n: int, big: int, ext: str = "bin") 
     return files, paths[:big]
 
 
+def _names(
+    layout: Layout,
+    files: dict[str, str],
+    found: list[str],
+    what: str,
+    find: str,
+    out: str,
+    setup: list[str] | None = None,
+) -> TaskParts:
+    """A template whose answer is the sorted names (no folders) of the files `find` selects."""
+    checks = VerifierTests()
+    checks.lines(layout.path(out), sorted(p.rsplit("/", 1)[1] for p in found))
+    spec = Spec(
+        f"write the names of {what} to {layout.show(out)}",
+        output="file names only (no folders), one per line, sorted alphabetically",
+    )
+    return TaskParts(spec, files, checks.render(), [f"{find} -printf '%f\\n' | sort > {layout.sh(out)}"], setup or [])
+
+
 # ---- difficulty 1: one command -------------------------------------------------------------------
 
 
@@ -138,16 +157,9 @@ def recent_names(rng: random.Random, layout: Layout) -> TaskParts:
     rng.shuffle(paths)
     ages = _aged(rng, paths, old)
     files = {p: f"{p}\n" for p in paths}
-    out = "recent.txt"
-    checks = VerifierTests()
-    checks.lines(layout.path(out), sorted(p.rsplit("/", 1)[1] for p in paths[old:]))
-    spec = Spec(
-        goal=f"write the names of the files under {layout.show(folder)} (at any depth) modified in the last 5 days "
-        f"to {layout.show(out)}",
-        output="file names only (no folders), one per line, sorted alphabetically",
-    )
-    step = f"find {layout.sh(folder)} -type f -mtime -5 -printf '%f\\n' | sort > {layout.sh(out)}"
-    return TaskParts(spec, files, checks.render(), [step], _touch(layout, ages))
+    what = f"the files under {layout.show(folder)} (at any depth) modified in the last 5 days"
+    find = f"find {layout.sh(folder)} -type f -mtime -5"
+    return _names(layout, files, paths[old:], what, find, "recent.txt", _touch(layout, ages))
 
 
 def archive_old(rng: random.Random, layout: Layout) -> TaskParts:
@@ -181,17 +193,10 @@ def size_window(rng: random.Random, layout: Layout) -> TaskParts:
     sizes = [rng.choice((rng.randint(1, 9), rng.randint(20, 49), rng.randint(61, 90))) for _ in names]
     sizes[:3] = [rng.randint(1, 9), rng.randint(20, 49), rng.randint(61, 90)]
     files = {f"{folder}/{n}.png": _filler(rng, s * 1024 + 100) for n, s in zip(names, sizes)}
-    inside = sorted(f"{n}.png" for n, s in zip(names, sizes) if 20 <= s <= 49)
-    out = "medium.txt"
-    checks = VerifierTests()
-    checks.lines(layout.path(out), inside)
-    spec = Spec(
-        goal=f"write the names of the files in {layout.show(folder)} bigger than 15 KiB and smaller than 55 KiB "
-        f"to {layout.show(out)}",
-        output="file names only, one per line, sorted alphabetically",
-    )
-    step = f"find {layout.sh(folder)} -type f -size +15k -size -55k -printf '%f\\n' | sort > {layout.sh(out)}"
-    return TaskParts(spec, files, checks.render(), [step])
+    inside = [f"{folder}/{n}.png" for n, s in zip(names, sizes) if 20 <= s <= 49]
+    what = f"the files in {layout.show(folder)} bigger than 15 KiB and smaller than 55 KiB"
+    find = f"find {layout.sh(folder)} -type f -size +15k -size -55k"
+    return _names(layout, files, inside, what, find, "medium.txt")
 
 
 def oldest_first(rng: random.Random, layout: Layout) -> TaskParts:
