@@ -13,6 +13,7 @@ from posttrain.tasks.terminal_gen.families import (
     find_size_time,
     git_ops,
     line_endings,
+    links,
     permissions_find,
     script_fix,
     script_write,
@@ -40,6 +41,7 @@ FAMILIES: dict[str, Family] = {
         diff_patch,
         find_size_time,
         line_endings,
+        links,
     )
 }
 
