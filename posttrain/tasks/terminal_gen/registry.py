@@ -40,8 +40,8 @@ FAMILIES: dict[str, Family] = {
         sed_edits,
         diff_patch,
         find_size_time,
-        line_endings,
         links,
+        line_endings,
     )
 }
 
