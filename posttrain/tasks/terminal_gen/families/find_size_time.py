@@ -1,5 +1,8 @@
 """Find by size and modification time: files bigger than N KiB, older than D days, the newest
-one, those modified after a reference file. The setup commands set the times with `touch -d`."""
+one, those modified after a reference file. The setup commands set the times with `touch -d`,
+relative to when the environment is built: a template that compares ages with a cut-off in days
+(RECENT < D < OLD) holds while the built environment is younger than D - RECENT days (6 at the
+least); the ones that only order files by time, or compare them with a reference file, always hold."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from posttrain.tasks.terminal_gen.vocabulary import WORDS, words
 
 # recent files are at most RECENT days old and old ones at least OLD: far from any cut-off D
 # the templates ask about (RECENT < D < OLD), so the build's time of day never decides
-RECENT, OLD = 2, 20
+RECENT, OLD = 1, 20
 
 
 def _touch(layout: Layout, ages: dict[str, int]) -> list[str]:
@@ -56,7 +59,7 @@ def _names(
     checks.lines(layout.path(out), sorted(p.rsplit("/", 1)[1] for p in found))
     spec = Spec(
         f"write the names of {what} to {layout.show(out)}",
-        output="file names only (no folders), one per line, sorted alphabetically",
+        output="file names only, without folders, one per line, sorted alphabetically",
     )
     return TaskParts(spec, files, checks.render(), [f"{find} -printf '%f\\n' | sort > {layout.sh(out)}"], setup or [])
 
@@ -157,8 +160,8 @@ def recent_names(rng: random.Random, layout: Layout) -> TaskParts:
     rng.shuffle(paths)
     ages = _aged(rng, paths, old)
     files = {p: f"{p}\n" for p in paths}
-    what = f"the files under {layout.show(folder)} (at any depth) modified in the last 5 days"
-    find = f"find {layout.sh(folder)} -type f -mtime -5"
+    what = f"the files under {layout.show(folder)} (at any depth) modified in the last 10 days"
+    find = f"find {layout.sh(folder)} -type f -mtime -10"
     return _names(layout, files, paths[old:], what, find, "recent.txt", _touch(layout, ages))
 
 
