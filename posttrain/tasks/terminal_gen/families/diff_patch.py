@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import posixpath
 import random
 
 from posttrain.tasks.terminal_gen.generated_task import Family, TaskParts, Template
@@ -48,6 +49,11 @@ def _versions(rng: random.Random) -> tuple[str, str]:
 
 def _unified(old: str, new: str, old_name: str, new_name: str) -> str:
     return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), old_name, new_name))
+
+
+def _into_new_folder(layout: Layout, out: str, command: str) -> list[str]:
+    """The steps that make the folder of `out` (it does not exist yet), then run `command`."""
+    return [f"mkdir -p {layout.sh(posixpath.dirname(out))}", command]
 
 
 # ---- difficulty 1: one command ----------------------------------------------------------------
@@ -256,11 +262,8 @@ def patch_into_folder(rng: random.Random, layout: Layout) -> TaskParts:
         f"{layout.show(out)}",
         notes=[f"{layout.show('patches')} does not exist yet.", "Leave both versions as they are."],
     )
-    steps = [
-        f"mkdir -p {layout.sh('patches')}",
-        f"diff -u {layout.sh(old_rel)} {layout.sh(new_rel)} > {layout.sh(out)} || true",
-    ]
-    return TaskParts(spec, {old_rel: old, new_rel: new}, checks.render(), steps)
+    step = f"diff -u {layout.sh(old_rel)} {layout.sh(new_rel)} > {layout.sh(out)} || true"
+    return TaskParts(spec, {old_rel: old, new_rel: new}, checks.render(), _into_new_folder(layout, out, step))
 
 
 def restore_copy(rng: random.Random, layout: Layout) -> TaskParts:
@@ -276,11 +279,8 @@ def restore_copy(rng: random.Random, layout: Layout) -> TaskParts:
         inputs=[f"The patch has already been applied to {layout.show(rel)}"],
         notes=[f"{layout.show(rel)} itself must stay patched.", "The folder of the result does not exist yet."],
     )
-    steps = [
-        f"mkdir -p {layout.sh(out.rsplit('/', 1)[0])}",
-        f"patch -R -o {layout.sh(out)} {layout.sh(rel)} < {layout.sh(patch_rel)}",
-    ]
-    return TaskParts(spec, {rel: new, patch_rel: patch}, checks.render(), steps)
+    step = f"patch -R -o {layout.sh(out)} {layout.sh(rel)} < {layout.sh(patch_rel)}"
+    return TaskParts(spec, {rel: new, patch_rel: patch}, checks.render(), _into_new_folder(layout, out, step))
 
 
 def added_rows(rng: random.Random, layout: Layout) -> TaskParts:

@@ -38,6 +38,16 @@ def _text(rng: random.Random) -> str:
     return "".join(f"{w} {rng.randint(1, 99)}\n" for w in words(rng, 3))
 
 
+LINK_COUNT = "the link count as just the integer"
+
+
+def _link_count(layout: Layout, checks: VerifierTests, path: str, out: str) -> str:
+    """Checks that `out` holds 2, the link count of `path` once it has a second name; returns the
+    step that writes it."""
+    checks.value(layout.path(out), "2")
+    return f"stat -c %h {layout.sh(path)} > {layout.sh(out)}"
+
+
 # ---- difficulty 1: one ln or readlink -------------------------------------------------------------
 
 
@@ -214,20 +224,15 @@ def dedupe(rng: random.Random, layout: Layout) -> TaskParts:
     checks.add("lookalike_apart", f"assert os.stat({layout.path(lookalike)!r}).st_nlink == 1")
     checks.unchanged(layout.path(original), content)
     checks.unchanged(layout.path(lookalike), other)
-    checks.value(layout.path("links.txt"), "2")
     spec = Spec(
         goal=f"{layout.show(folder)} holds exactly two files with identical content; replace the second of them "
         "(by name) with a hard link to the other, then write the number of names the file now has to "
         f"{layout.show('links.txt')}",
-        output="the link count as just the integer",
+        output=LINK_COUNT,
         notes=["Some names contain spaces, and files of equal size are not always equal."],
     )
-    steps = [
-        f"cd {layout.sh(folder)} && md5sum *.jpg | sort",
-        f"ln -f {layout.sh(original)} {layout.sh(duplicate)}",
-        f"stat -c %h {layout.sh(original)} > {layout.sh('links.txt')}",
-    ]
-    return TaskParts(spec, files, checks.render(), steps)
+    steps = [f"cd {layout.sh(folder)} && md5sum *.jpg | sort", f"ln -f {layout.sh(original)} {layout.sh(duplicate)}"]
+    return TaskParts(spec, files, checks.render(), [*steps, _link_count(layout, checks, original, "links.txt")])
 
 
 def fix_links(rng: random.Random, layout: Layout) -> TaskParts:
@@ -301,19 +306,16 @@ def snapshot(rng: random.Random, layout: Layout) -> TaskParts:
     for n in names:
         checks.add("linked", f"hard_linked({layout.path(f'{folder}/{n}.db')!r}, {layout.path(f'{snap}/{n}.db')!r})")
     checks.unchanged(layout.path(temp), "journal\n")
-    checks.value(layout.path("count.txt"), "2")
     spec = Spec(
         goal=f"create {layout.show(snap)} holding a hard link to every .db file of {layout.show(folder)} (same "
         f"names), then write the link count of {layout.show(f'{folder}/{first}.db')} to {layout.show('count.txt')}",
-        output="the link count as just the integer",
+        output=LINK_COUNT,
         notes=["Journal files are not .db files; the snapshot folder does not exist yet and its name has a space."],
     )
-    steps = [
-        f"mkdir -p {layout.sh(snap)}",
-        f"ln {layout.sh(folder)}/*.db {layout.sh(snap)}/",
-        f"stat -c %h {layout.sh(f'{folder}/{first}.db')} > {layout.sh('count.txt')}",
-    ]
-    return TaskParts(spec, files, checks.render(), steps)
+    steps = [f"mkdir -p {layout.sh(snap)}", f"ln {layout.sh(folder)}/*.db {layout.sh(snap)}/"]
+    return TaskParts(
+        spec, files, checks.render(), [*steps, _link_count(layout, checks, f"{folder}/{first}.db", "count.txt")]
+    )
 
 
 FAMILY = Family(
