@@ -77,7 +77,7 @@ def starting_point(
         if trainer_state.get("sharded") and isinstance(trainer, PolicyTrainer):
             # written by several ranks, resumed by one: DCP reads the shards whole
             load_shards(checkpoint, trainer.model, trainer.optimizer)
-            trainer.scheduler.load_state_dict(trainer_state["scheduler"])
+            trainer.lr_schedule.load_state_dict(trainer_state["scheduler"])
         else:
             trainer.load_state_dict(trainer_state)
         restore_rng_state(trainer_state["rng"])

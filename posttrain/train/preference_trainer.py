@@ -29,16 +29,16 @@ class PreferenceTrainer:
         self.optimizer = torch.optim.AdamW(
             [p for p in model.parameters() if p.requires_grad], lr=settings.lr, weight_decay=settings.weight_decay
         )
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+        self.lr_schedule = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda step: min(1.0, (step + 1) / (settings.warmup_steps + 1))
         )
 
     def state_dict(self) -> dict:
-        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()}
+        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.lr_schedule.state_dict()}
 
     def load_state_dict(self, state: dict) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
+        self.lr_schedule.load_state_dict(state["scheduler"])
 
     def write_files(self, directory: Path) -> None:
         self.model.save_pretrained(directory, safe_serialization=True)
@@ -58,9 +58,9 @@ class PreferenceTrainer:
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), settings.grad_clip)
-        lr = self.scheduler.get_last_lr()[0]
+        lr = self.lr_schedule.get_last_lr()[0]
         self.optimizer.step()
-        self.scheduler.step()
+        self.lr_schedule.step()
         chosen_logps, rejected_logps = logps.detach().chunk(2)
         return {
             "loss": loss.item(),

@@ -63,16 +63,17 @@ class PolicyTrainer:
             betas=optim.betas,
             weight_decay=optim.weight_decay,
         )
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+        self.lr_schedule = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda step: min(1.0, (step + 1) / (optim.warmup_steps + 1))
         )
 
     def state_dict(self) -> dict:
-        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()}
+        # "scheduler": the key checkpoints have always used for the learning-rate schedule
+        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.lr_schedule.state_dict()}
 
     def load_state_dict(self, state: dict) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
+        self.lr_schedule.load_state_dict(state["scheduler"])
 
     def step(self, samples: list[TrainSample]) -> dict[str, float]:
         """One optimizer step (or `updates_per_batch` PPO epochs) over all samples. Afterwards
@@ -86,14 +87,14 @@ class PolicyTrainer:
             totals = self._accumulate_gradients(batch, first_epoch=epoch == 0)
             grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim_cfg.grad_clip)
             self.optimizer.step()
-            self.scheduler.step()
+            self.lr_schedule.step()
             if epoch == 0:
                 self._combine_totals(totals)
                 stats = totals.summary(batch.n_tokens)
                 self.last_token_values = [totals.token_values.get(i) for i in range(len(samples))]
             # a sharded model's norm is a replicated DTensor
             stats["grad_norm"] = float(grad_norm.full_tensor() if hasattr(grad_norm, "full_tensor") else grad_norm)
-        stats["lr"] = self.scheduler.get_last_lr()[0]
+        stats["lr"] = self.lr_schedule.get_last_lr()[0]
         stats["train_tokens"] = float(sum(s.length for s in samples))
         # tokens each forward and backward pass did not run: a shared prefix once per micro-batch
         stats["prefix_tokens_shared"] = float(
@@ -106,7 +107,7 @@ class PolicyTrainer:
         """The gradient of the loss `step()` optimizes over `samples` (its first update, before
         clipping), by parameter name, for the parameters that require grad: detached fp32 copies,
         zeros for a parameter the loss does not reach. Nothing is updated: parameters, optimizer and
-        scheduler state are left as they were, and `.grad` is cleared (to None), so the next
+        learning-rate schedule are left as they were, and `.grad` is cleared (to None), so the next
         `step()` is unaffected."""
         self._accumulate_gradients(self._prepare(samples), first_epoch=True)
         gradients = {

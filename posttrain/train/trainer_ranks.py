@@ -104,10 +104,10 @@ class TrainerRanks:
 
     def state_dict(self) -> dict:
         """What rank 0 keeps in trainer_state.pt; the model and optimizer are in shards/."""
-        return {"scheduler": self.trainer.scheduler.state_dict(), "sharded": True, "world_size": self.world_size}
+        return {"scheduler": self.trainer.lr_schedule.state_dict(), "sharded": True, "world_size": self.world_size}
 
     def load_state_dict(self, state: dict) -> None:
-        self.trainer.scheduler.load_state_dict(state["scheduler"])
+        self.trainer.lr_schedule.load_state_dict(state["scheduler"])
 
     def write_files(self, directory: Path) -> None:
         """The checkpoint's model files (full weights, by rank 0) and every rank's shards."""

@@ -92,7 +92,7 @@ def test_loss_gradient_leaves_the_trainer_bit_identical(model, tokenizer, comple
     for (name, p), q in zip(probed.model.named_parameters(), untouched.model.parameters()):
         assert torch.equal(p, q), name
     assert_same_tensors(probed.optimizer.state_dict(), untouched.optimizer.state_dict())
-    assert probed.scheduler.state_dict() == untouched.scheduler.state_dict()
+    assert probed.lr_schedule.state_dict() == untouched.lr_schedule.state_dict()
 
     expected, got = untouched.step(next_), probed.step(next_)
     expected.pop("train_time_s"), got.pop("train_time_s")

@@ -68,7 +68,7 @@ def test_two_ranks_train_as_one_process_and_resume_from_shards(tmp_path, referen
     # one process, no process group, resumes from the two ranks' shards
     trainer = one_process_trainer()
     load_shards(tmp_path / "step-1-2", trainer.model, trainer.optimizer)
-    trainer.scheduler.step()  # the dispatcher is in trainer_state.pt in a run; here: one step done
+    trainer.lr_schedule.step()  # the dispatcher is in trainer_state.pt in a run; here: one step done
     assert trainer.step(batch(2))["loss"] == pytest.approx(losses[1], rel=1e-5)
     assert_same_weights({n: p.detach() for n, p in trainer.model.named_parameters()}, weights)
 
