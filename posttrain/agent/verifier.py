@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import stat
 import time
@@ -54,12 +55,16 @@ def run_verifier(task: Task, sandbox, workdir: str | None = None, wipe_reward: b
         spec_env = getattr(getattr(sandbox, "spec", None), "env", None) or {}
         dropped = guard_toolchain(sandbox, spec_env.get("PATH"))
         verdicts = _private_verdict_dir(sandbox) if wipe_reward else None
+        workdir = workdir or (task.environment.workdir if task.environment else "/app")
+        # Under bwrap the command starts at / and test.sh runs in the workdir if the agent left
+        # it (an agent that deleted its own workdir fails the tests; the verifier still runs).
+        script = _verifier_script(wipe_reward and verdicts is None, cd_to=workdir if verdicts else None)
         result = sandbox.exec(
-            ["/bin/sh", "-c", _verifier_script(wipe_reward and verdicts is None)],
+            ["/bin/sh", "-c", script],
             timeout=task.limits.verifier_timeout_s + COPY_ALLOWANCE_S,
             stdin=directory_tar(tests),
             env={**VERIFIER_ENV, **(task.metadata.get("verifier_env") or {})},
-            workdir=workdir or (task.environment.workdir if task.environment else "/app"),
+            workdir="/" if verdicts else workdir,
             **({"binds": {VERDICT_DIR: verdicts}} if verdicts else {}),
         )
         if result.exit_code == COPY_FAILED:
@@ -112,15 +117,16 @@ def run_verifier(task: Task, sandbox, workdir: str | None = None, wipe_reward: b
 COPY_FAILED = 97  # the copy's own status, not one a test.sh is likely to exit with
 
 
-def _verifier_script(wipe_reward: bool) -> str:
+def _verifier_script(wipe_reward: bool, cd_to: str | None = None) -> str:
     """/bin/sh: the tests (a tar on stdin) into a clean /tests on the image's PATH, then exec
-    test.sh with no stdin, in the task's environment."""
+    test.sh with no stdin, in the task's environment (in `cd_to` when it exists)."""
     wipe = "rm -rf /logs/verifier && " if wipe_reward else ""
     copy = (
         f"mkdir -p /tests && find /tests -mindepth 1 -delete && {wipe}mkdir -p /logs/verifier && "
         "tar -x -C /tests --no-same-owner"
     )
-    return f"(PATH={DEFAULT_PATH}; {copy}) || exit {COPY_FAILED}\nexec bash /tests/test.sh < /dev/null\n"
+    cd = f"cd {shlex.quote(cd_to)} 2>/dev/null || cd /\n" if cd_to else ""
+    return f"(PATH={DEFAULT_PATH}; {copy}) || exit {COPY_FAILED}\n{cd}exec bash /tests/test.sh < /dev/null\n"
 
 
 def _reward_files(sandbox) -> dict[str, str]:

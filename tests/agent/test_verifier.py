@@ -116,3 +116,14 @@ def test_a_reward_file_that_is_a_link_is_not_followed_on_the_host(tmp_path, need
     task = _task(tmp_path, f"ln -s {host_file} /logs/verifier/reward.txt\n")
     reward = _verify(task)
     assert reward.value == 0.0 and reward.details["reward_file"] is None
+
+
+def test_an_agent_that_deleted_its_own_workdir_is_verified_and_fails(tmp_path, needs_bwrap):
+    """Not a verifier that could not run (an infrastructure failure, masked in training): the
+    tests run from / and fail."""
+    _task(tmp_path, "test -f /root/project/out.txt && r=1 || r=0; echo $r > /logs/verifier/reward.txt\n")
+    (tmp_path / "task" / "environment" / "Dockerfile").write_text("FROM debian:bookworm-slim\nWORKDIR /root/project\n")
+    task = load_harbor_task(tmp_path / "task")
+    reward = _verify(task, "rm -rf /root/project")
+    assert reward.details.get("verifier_ran") is None and reward.details["reward_file"] == "/logs/verifier/reward.txt"
+    assert not reward.passed and reward.value == 0.0
