@@ -64,17 +64,9 @@ def advantages_without_invalid(
     if config.algorithm.dynamic_sampling:
         keep &= informative_groups(rewards, valid=valid)
     mask = valid & keep.unsqueeze(1)
-    algo = config.algorithm
-    if algo.advantage == "reinforce_pp":
-        advantages = masked_reinforce_pp_advantages(rewards, mask)
-    else:
-        per_group = (
-            (lambda r: grpo_advantages(r, normalize_std=algo.normalize_std))
-            if algo.advantage == "grpo"
-            else rloo_advantages
-        )
-        advantages = masked_group_advantages(rewards, mask, per_group)
-    return advantages, keep
+    if config.algorithm.advantage == "reinforce_pp":  # batch-wide: not a function of one group
+        return masked_reinforce_pp_advantages(rewards, mask), keep
+    return masked_group_advantages(rewards, mask, lambda group: compute_advantages(config, group)), keep
 
 
 def score_step(config: RunConfig, groups: list[RolloutGroup]):
