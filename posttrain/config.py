@@ -563,6 +563,12 @@ class SFTConfig(_Strict):
     )
     lr: float = Field(5e-5, gt=0)
     warmup_steps: int = Field(5, ge=0)
+    bf16_autocast: bool | Literal["auto"] = Field(
+        "auto",
+        description="train the warm start under bf16 autocast (its logprobs never meet the engine's, so the "
+        "bit equality RL keeps does not apply); auto: where bf16 matmuls are fast (native bf16 CPUs, CUDA), "
+        "fp32 where bf16 is emulated",
+    )
     rejection_rounds: int = Field(1, ge=0, description="expert-iteration rounds after the demonstrations")
     rejection_tasks: int = Field(64, ge=1, description="training tasks sampled per rejection round")
     rejection_samples: int = Field(4, ge=1, description="episodes per task in a rejection round")

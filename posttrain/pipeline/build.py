@@ -203,6 +203,7 @@ def warn_if_bf16_is_emulated(config: RunConfig) -> None:
     trainer_on_cpu = resolve_device(config.train.device, config.engine.backend).type == "cpu"
     for what, wanted in (
         ("[optim] bf16_autocast", config.optim.bf16_autocast and trainer_on_cpu),
+        ("[sft] bf16_autocast", config.sft is not None and config.sft.bf16_autocast is True and trainer_on_cpu),
         ('[model] dtype = "bfloat16"', config.model.dtype == "bfloat16"),
     ):
         message = cpu.slow_bf16_warning(what) if wanted else None

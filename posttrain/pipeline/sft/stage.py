@@ -25,6 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from posttrain.config import AlgorithmConfig, OptimConfig, RunConfig, config_relative_path
 from posttrain.console import line_printer
+from posttrain.cpu import bf16_is_fast
 from posttrain.engine.factory import build_engine
 from posttrain.errors import PosttrainError
 from posttrain.faults import fault_point
@@ -133,6 +134,7 @@ class _Stage:
             weight_decay=config.optim.weight_decay,
             micro_batch_tokens=config.optim.micro_batch_tokens,
             activation_checkpointing=config.optim.activation_checkpointing,
+            bf16_autocast=sft_bf16_autocast(self.sft.bf16_autocast, device),
         )
         algorithm = AlgorithmConfig(loss="nll", tis_cap=None, dynamic_sampling=False)
         self.trainer = PolicyTrainer(trainer_model, optim, algorithm, 1.0, pad_id=tokenizer.pad_token_id, device=device)
@@ -361,6 +363,14 @@ class _Bar:
             task = self.progress.tasks[self.task]
             line = f"{self.label}: {task.completed:.0f}/{task.total:.0f} in {time.perf_counter() - self.started:.0f} s"
             console.print(line + (f"  {task.fields['info']}" if task.fields.get("info") else ""), highlight=False)
+
+
+def sft_bf16_autocast(setting, device) -> bool:
+    """`[sft] bf16_autocast` resolved: "auto" is on for CUDA and for CPUs whose bf16 matmuls are
+    fast (an emulated bf16 is hundreds of times slower than fp32)."""
+    if setting != "auto":
+        return bool(setting)
+    return str(device).startswith("cuda") or bf16_is_fast()
 
 
 def plan_batches(
