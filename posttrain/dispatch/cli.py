@@ -10,7 +10,7 @@ import time
 
 import typer
 
-from posttrain.console import command_group, console, fail
+from posttrain.console import command_group, console, fail, spinner
 from posttrain.dispatch.cluster_jobs import ADDRESS_HELP
 from posttrain.errors import PosttrainError
 
@@ -43,7 +43,7 @@ def status_command(
     try:
         state = status(address, job_id)
         deadline = time.monotonic() + wait
-        with console.status(f"job {job_id}: {state}") as shown:
+        with spinner(f"job {job_id}: {state}") as shown:
             while state in ("PENDING", "RUNNING") and time.monotonic() < deadline:
                 time.sleep(1.0)
                 state = status(address, job_id)

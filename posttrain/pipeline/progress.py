@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from posttrain.console import draws_live, progress_bar
 
 
 class TrainingProgress:
     def __init__(self, steps: int, n_eval_items: int, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True)
-        self.progress = Progress(
+        self.progress = progress_bar(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -17,7 +19,7 @@ class TrainingProgress:
             TextColumn("eta"),
             TimeRemainingColumn(),
             TextColumn("{task.fields[info]}"),
-            console=self.console,
+            out=self.console,
             transient=False,
         )
         self.n_eval_items = n_eval_items
@@ -42,7 +44,7 @@ class TrainingProgress:
 
     def end_eval(self, label: str, accuracy: float) -> None:
         self.progress.update(self.eval_task, info=f"accuracy {accuracy:.3f}")
-        if not self.console.is_terminal:
+        if not draws_live(self.console):
             self.console.print(f"{label}: accuracy {accuracy:.3f}", highlight=False)
         self.progress.stop_task(self.eval_task)
 
@@ -60,5 +62,5 @@ class TrainingProgress:
         if record.get("dispatch/retries"):
             info += f"  retries {record['dispatch/retries']}"
         self.progress.update(self.train_task, completed=step, info=info)
-        if not self.console.is_terminal:  # a log file gets one line per step instead of a live bar
+        if not draws_live(self.console):  # a log file gets one line per step instead of a live bar
             self.console.print(f"step {step}/{self.progress.tasks[self.train_task].total}  {info}", highlight=False)

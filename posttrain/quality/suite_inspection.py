@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-from posttrain.console import line_printer
+from posttrain.console import draws_live, line_printer, progress_bar
 from posttrain.quality.gate import run_inspection
 from posttrain.quality.inspector import InspectOptions, TaskReport, select_dirs, task_dirs
 from posttrain.storage.directory_at_url import output_directory
@@ -48,8 +48,8 @@ def inspect_suite(
 def _verdict_progress(total: int, console: Console):
     """A progress bar over `total` tasks showing how many got each verdict, and the callback
     that advances it. Without a terminal each finished task is also printed as one line."""
-    progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    progress = progress_bar(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), out=console
     )
     handle = progress.add_task("inspecting", total=total)
     counts: dict[str, int] = {}
@@ -58,7 +58,7 @@ def _verdict_progress(total: int, console: Console):
         counts[report.verdict] = counts.get(report.verdict, 0) + 1
         shown = ", ".join(f"{v} {n}" for v, n in sorted(counts.items()))
         progress.update(handle, advance=1, description=f"inspecting  {shown}")
-        if not console.is_terminal:
+        if not draws_live(console):
             console.print(
                 f"{report.id}: {report.verdict}"
                 + (" (stored inspection)" if report.cached_from else "")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import command_group, console, emit_json, fail
+from posttrain.console import command_group, emit_json, fail, print_table, progress_bar
 from posttrain.errors import PosttrainError
 
 app = command_group("Task sources: what each accepts; generated terminal task families (Harbor directories).")
@@ -36,7 +36,7 @@ def generate_command(
 
     Example: posttrain tasks generate git,sqlite --count 12 --difficulty 1,2 --out tasks/gen
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
     from posttrain.tasks.terminal_gen import TerminalGenSource, family_names, write_task
     from posttrain.tasks.terminal_gen.registry import parse_template_id
@@ -52,9 +52,7 @@ def generate_command(
         source = TerminalGenSource("generate", family_names(families), levels, seed=seed, size=count, templates=chosen)
     except PosttrainError as exc:
         fail(str(exc).removeprefix("domain 'generate': "))
-    progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-    )
+    progress = progress_bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     written = []
     with progress:
         handle = progress.add_task("generating", total=count)
@@ -68,8 +66,8 @@ def generate_command(
 @app.command("families")
 def families_command() -> None:
     """List the generated terminal task families: the skill each trains and, per difficulty
-    1, 2 and 3, its templates (ids <family>/d<difficulty>/<template>)."""
-    from rich.console import Console
+    1, 2 and 3, its templates (ids <family>/d<difficulty>/<template>). Names are never cut
+    short: at a terminal they fold within its width; piped, the table is as wide as they are."""
     from rich.table import Table
 
     from posttrain.tasks.terminal_gen import FAMILIES
@@ -77,7 +75,7 @@ def families_command() -> None:
     table = Table("family", "skill", "d1", "d2", "d3", show_lines=True)
     for family in FAMILIES.values():
         table.add_row(family.name, family.skill, *("\n".join(t.slug for t in family.templates[d]) for d in (1, 2, 3)))
-    Console().print(table)
+    print_table(table)
 
 
 @app.command("sources")

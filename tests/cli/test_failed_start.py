@@ -13,14 +13,15 @@ ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "posttrain.cli"]
 
 
-def run_cli(*args, timeout=600):
+def run_cli(*args, timeout=600, **env):
+    """`posttrain ARGS` in a process of its own; `env`: variables to set besides (or instead of) the defaults."""
     return subprocess.run(
         CLI + [str(a) for a in args],
         capture_output=True,
         text=True,
         timeout=timeout,
         cwd=ROOT,
-        env={**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "200"},
+        env={**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "200", **env},
     )
 
 

@@ -18,10 +18,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
 from posttrain.config import PreferenceRunConfig, config_relative_path, dump_config, load_preference_config
-from posttrain.console import line_printer
+from posttrain.console import draws_live, line_printer, progress_bar
 from posttrain.errors import PosttrainError
 from posttrain.models.spec import local_model_dir
 from posttrain.observe.metrics import JsonlMetricsSink, read_metrics, truncate_metrics_after
@@ -183,13 +183,13 @@ class _StepsBar:
 
     def __init__(self, console, label: str, total: int, done: int) -> None:
         self.label, self.total, self.step = label, total, done
-        self.progress = Progress(
+        self.progress = progress_bar(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             TextColumn("{task.fields[info]}"),
-            console=console,
+            out=console,
             transient=True,
         )
         self.task = self.progress.add_task(label, total=total, completed=done, info="")
@@ -201,7 +201,7 @@ class _StepsBar:
     def _advance(self, info: str) -> None:
         self.step += 1
         self.progress.update(self.task, advance=1, info=info)
-        if not self.progress.console.is_terminal:
+        if not draws_live(self.progress.console):
             self.progress.console.print(f"{self.label} step {self.step}/{self.total}  {info}", highlight=False)
 
     def __exit__(self, *exc) -> None:

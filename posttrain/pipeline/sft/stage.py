@@ -21,10 +21,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
 from posttrain.config import AlgorithmConfig, OptimConfig, RunConfig, config_relative_path
-from posttrain.console import line_printer
+from posttrain.console import draws_live, line_printer, progress_bar
 from posttrain.cpu import bf16_is_fast
 from posttrain.engine.factory import build_engine
 from posttrain.errors import PosttrainError
@@ -319,14 +319,14 @@ class _Stage:
         self.say(f"sft: {label}: held-out pass@1 {result.overall:.3f} ({len(heldout)} items)")
         return result
 
-    def _progress(self) -> Progress:
-        return Progress(
+    def _progress(self):
+        return progress_bar(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             TextColumn("{task.fields[info]}"),
-            console=self.console,
+            out=self.console,
             transient=True,
         )
 
@@ -341,7 +341,7 @@ class _Bar:
     """A progress bar as a context manager whose value is `advance(info="")`. Where the console
     is not a terminal (a log file), one line says what the bar did when it ends."""
 
-    def __init__(self, progress: Progress, label: str, total: int, done: int) -> None:
+    def __init__(self, progress, label: str, total: int, done: int) -> None:
         self.progress, self.label = progress, label
         self.task = progress.add_task(label, total=total, completed=max(done, 0), info="")
         self.started = time.perf_counter()
@@ -359,7 +359,7 @@ class _Bar:
     def __exit__(self, *exc) -> None:
         self.progress.__exit__(*exc)
         console = self.progress.console
-        if not console.is_terminal:
+        if not draws_live(console):
             task = self.progress.tasks[self.task]
             line = f"{self.label}: {task.completed:.0f}/{task.total:.0f} in {time.perf_counter() - self.started:.0f} s"
             console.print(line + (f"  {task.fields['info']}" if task.fields.get("info") else ""), highlight=False)
