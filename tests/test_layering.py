@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1] / "posttrain"
 
 # bottom up; a package imports only from its own layer or those below
 LAYERS = [
-    {"config", "errors", "console", "faults", "storage", "cpu", "cache"},  # 0 base
+    {"config", "errors", "console", "faults", "storage", "cpu", "cache", "ports", "stop_signals"},  # 0 base
     {"rl", "tasks", "observe", "dispatch", "curriculum"},  # 1 algorithms and records
     {"models"},  # 2 models
     {"engine", "sandbox", "train"},  # 3 machines

@@ -8,6 +8,7 @@ import typer
 
 from posttrain.console import console, fail
 from posttrain.errors import PosttrainError
+from posttrain.ports import check_port_free
 
 
 def dashboard_command(
@@ -30,25 +31,14 @@ def dashboard_command(
     except ImportError as exc:
         fail(f"the dashboard needs FastAPI and uvicorn ({exc.name} is missing): pip install 'posttrain[dashboard]'")
     try:
+        check_port_free(host, port, "posttrain dashboard --port")
         app = create_app(directories)
     except PosttrainError as exc:
         fail(str(exc))
     for problem in app.state.dashboard.not_shown:  # also named on the page
         console.print(f"not shown: {problem}", highlight=False)
-    _check_port(host, port)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning")
     server = uvicorn.Server(config)
     shown = len(app.state.dashboard.directories)
     console.print(f"dashboard: http://{host}:{port}/  ({shown} directories; Ctrl-C stops)", highlight=False)
     server.run()
-
-
-def _check_port(host: str, port: int) -> None:
-    """uvicorn would log a bind error and exit; say which port, and how to choose another."""
-    import socket
-
-    try:
-        with socket.create_server((host, port)):
-            pass
-    except OSError as exc:
-        fail(f"cannot listen on {host}:{port} ({exc.strerror}); choose another with --port")

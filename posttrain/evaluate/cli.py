@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import command_group, console, emit_json, fail, line_printer
+from posttrain.console import command_group, console, emit_json, fail, line_printer, renamed_option, spinner
 from posttrain.errors import PosttrainError
 
 app = command_group(invoke_without_command=True)
@@ -49,7 +49,14 @@ def eval_command(
         "--model",
         help="smollm2-135m, hf:DIR, builtin:DIR, vllm:DIR or openai:BASE_URL#MODEL (key from $OPENAI_API_KEY).",
     ),
-    attempts: int = typer.Option(1, "--attempts", "-k", min=1, help="Attempts per task (pass@k up to this)."),
+    attempts: int = typer.Option(
+        1,
+        "--attempts",
+        "-k",
+        min=1,
+        help="Attempts per task (pass@k up to this). 1: pass@1, greedy, as a benchmark reports it; "
+        "inspect's -k is 4, since a task's solvability by a model cannot be judged from one sample.",
+    ),
     concurrency: int = typer.Option(4, "--concurrency", min=1, help="Episodes (sandboxes) at once."),
     out: str | None = typer.Option(
         None,
@@ -104,7 +111,7 @@ def eval_command(
     summary.json (mean reward, pass@1, pass@k, failure modes, tool-call accuracy, tokens,
     cost), performance.json (time per phase, cache hits), report.md and report.html. Run it
     again with the same --out to resume: finished attempts are skipped. Ctrl-C stops at once
-    and says how many attempts were saved.
+    and says how many attempts were saved (exit 130); SIGTERM does the same (exit 143).
 
     A task directory that does not load (a missing tests/test.sh, a bad task.toml) is listed
     with its reason and counted as invalid in summary.json; the rest are evaluated (--strict
@@ -122,6 +129,7 @@ def eval_command(
     if tasks is None or out is None:
         fail("--tasks and --out are required (see posttrain eval --help)")
     from posttrain.evaluate.eval_request import AGENTS, EvalRequest, run_eval_request
+    from posttrain.stop_signals import exit_code, sigterm_as_interrupt
     from posttrain.storage.artifact_store import ArtifactStore
     from posttrain.storage.directory_at_url import is_url, output_directory
 
@@ -136,11 +144,12 @@ def eval_command(
             fail(f"--out {exc}")
     with output_directory(out, fetch=True, say=say) as directory:  # a URL's working copy, published however it ends
         try:
-            summary = run_eval_request(request, directory, say)
+            with sigterm_as_interrupt():
+                summary = run_eval_request(request, directory, say)
         except PosttrainError as exc:
             fail(str(exc))
-        except KeyboardInterrupt:
-            raise typer.Exit(code=130) from None
+        except KeyboardInterrupt as stopped:  # Ctrl-C (130) or SIGTERM (143)
+            raise typer.Exit(code=exit_code(stopped)) from None
     emit_json({**{key: summary[key] for key in BRIEF}, "out": out}, None)
 
 
@@ -175,7 +184,8 @@ def engine_verify_command(
         ..., help="A Hugging Face model directory (hf:DIR or DIR), or smollm2-135m / tiny-llama."
     ),
     max_tokens: int = typer.Option(16, "--max-tokens", help="Greedy tokens generated per prompt."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Also write the JSON here."),
+    output: Path | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Also write the JSON here."),
+    out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated spelling of --output."),
 ) -> None:
     """Check that the builtin engine computes MODEL as transformers does; print JSON.
 
@@ -198,14 +208,15 @@ def engine_verify_command(
     \b
     Example: posttrain engine verify hf:./my-qwen3-checkpoint
     """
+    output = renamed_option(output, out, "--out", "--output")
     from posttrain.evaluate.engine_agreement import verify_engine
 
     try:
-        with console.status(f"verifying the builtin engine on {model}") as status:
+        with spinner(f"verifying the builtin engine on {model}") as status:
             report = verify_engine(model, max_tokens, progress=lambda text: status.update(f"{model}: {text}"))
     except PosttrainError as exc:
         fail(str(exc))
-    emit_json(report, out)
+    emit_json(report, output)
     if not report["supported"]:
         fail(report["error"])
     if not report["greedy_identical"]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from posttrain.console import pass_rate_progress
 from posttrain.errors import PosttrainError
+from posttrain.stop_signals import Terminated
 
 AGENTS = ("oracle", "nop", "model")
 
@@ -44,7 +45,8 @@ class EvalRequest:
 
 def run_eval_request(request: EvalRequest, out: Path, say: Callable[[str], None]) -> dict:
     """Evaluate into `out` (resuming what it holds) -> the run's summary. Ctrl-C: says how many
-    attempts were saved and raises KeyboardInterrupt again."""
+    attempts were saved and raises KeyboardInterrupt again (SIGTERM too, under
+    stop_signals.sigterm_as_interrupt)."""
     from posttrain.agent.policies import ModelPolicy, NopPolicy, OraclePolicy
     from posttrain.engine.interface import SamplingParams
     from posttrain.evaluate.runner import ResultsLog, run_eval
@@ -99,10 +101,11 @@ def run_eval_request(request: EvalRequest, out: Path, say: Callable[[str], None]
                 invalid=invalid,
                 say=say,
             )
-    except KeyboardInterrupt:  # the attempts already in results.jsonl are kept: say so, and how to go on
+    except KeyboardInterrupt as stopped:  # the attempts already in results.jsonl are kept: say so, and how to go on
         saved = len(ResultsLog(out).rows()) if (out / "results.jsonl").is_file() else 0
         of = f"/{total}" if total else ""
-        say(f"interrupted: {saved}{of} attempts saved; run the same command to resume")
+        how = "terminated (SIGTERM)" if isinstance(stopped, Terminated) else "interrupted"
+        say(f"{how}: {saved}{of} attempts saved; run the same command to resume")
         raise
 
 

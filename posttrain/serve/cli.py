@@ -7,8 +7,9 @@ from pathlib import Path
 import typer
 from typer.core import TyperGroup
 
-from posttrain.console import console, emit_benchmark, fail
+from posttrain.console import console, emit_benchmark, fail, renamed_option, spinner
 from posttrain.errors import PosttrainError
+from posttrain.ports import check_port_free
 
 
 class _ModelOrSubcommand(TyperGroup):
@@ -77,7 +78,12 @@ def run_command(
 ) -> None:
     """Serve MODEL at http://HOST:PORT/v1 (chat/completions, completions, models), with /health
     and /metrics (Prometheus). Clients: any OpenAI client, e.g.
-    `posttrain eval --model openai:http://127.0.0.1:8000/v1#smollm2-135m`."""
+    `posttrain eval --model openai:http://127.0.0.1:8000/v1#smollm2-135m`. A port in use is
+    one error line before any model loads."""
+    try:
+        check_port_free(host, port, "posttrain serve --port")
+    except PosttrainError as exc:
+        fail(str(exc))
     try:
         from posttrain.serve.server import ServerSettings, build_server, serve
     except ImportError as exc:
@@ -98,7 +104,7 @@ def run_command(
         label = variant + (f", {quantize} weights" if quantize else "") + (f", {engine}" if engine != "builtin" else "")
         compiling = compile_step and engine == "builtin" and not quantize  # int8 layers step eagerly
         label += ", compiled" if compiling else ""
-        with console.status(f"loading {model} ({label}){' and compiling its step' if compiling else ''}"):
+        with spinner(f"loading {model} ({label}){' and compiling its step' if compiling else ''}"):
             built = build_server(settings)
         console.print(
             f"serving [bold]{settings.served_model_name or model}[/] ({label}) at http://{host}:{port}/v1",
@@ -111,9 +117,19 @@ def run_command(
 
 @app.command("bench")
 def bench_command(
-    out: Path | None = typer.Option(None, "--out", "-o", help="Also write the JSON here."),
+    output: Path | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Also write the JSON here."),
+    out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated spelling of --output."),
     model: str = typer.Option("smollm2-135m", "--model", help="The model both variants serve."),
-    concurrency: str = typer.Option("1,4,16", "--concurrency", help="Comma-separated client counts."),
+    concurrency_levels: str | None = typer.Option(
+        None,
+        "--concurrency-levels",
+        metavar="N,N,...",
+        help="Comma-separated client counts, a cell each (default 1,4,16). A list, where eval's --concurrency "
+        "is one number.",
+    ),
+    concurrency: str | None = typer.Option(
+        None, "--concurrency", hidden=True, help="Deprecated spelling of --concurrency-levels."
+    ),
     agent_max_tokens: int = typer.Option(48, "--agent-max-tokens", min=1, help="New tokens per agent turn."),
     chat_max_tokens: int = typer.Option(32, "--chat-max-tokens", min=1, help="New tokens per chat answer."),
     workloads: str = typer.Option("agent,chat", "--workloads", help="Comma-separated: agent, chat."),
@@ -163,16 +179,18 @@ def bench_command(
     fast/vllm-ngram ratios (medians of the per-repeat ratios) are reported.
 
     \b
-    Example: posttrain serve bench --out benchmarks/results/serve_bench.json
+    Example: posttrain serve bench --output benchmarks/results/serve_bench.json
     """
+    output = renamed_option(output, out, "--out", "--output")
+    concurrency = renamed_option(concurrency_levels, concurrency, "--concurrency", "--concurrency-levels") or "1,4,16"
     from posttrain.serve.bench import Settings, run_benchmark
 
     try:
         levels = tuple(int(c) for c in concurrency.split(",") if c.strip())
     except ValueError:
-        fail(f"--concurrency: expected comma-separated integers, got {concurrency!r}")
+        fail(f"--concurrency-levels: expected comma-separated integers, got {concurrency!r}")
     if not levels or min(levels) < 1:
-        fail("--concurrency: expected client counts >= 1")
+        fail("--concurrency-levels: expected client counts >= 1")
     try:
         cpus = tuple(int(c) for c in server_cpus.split(",") if c.strip())
     except ValueError:
@@ -191,8 +209,8 @@ def bench_command(
             server_cpus=cpus,
             vllm=vllm,
         )
-        with console.status("benchmark") as status:
+        with spinner("benchmark") as status:
             report = run_benchmark(settings, progress=lambda label: status.update(f"serve bench: {label}"))
     except PosttrainError as exc:
         fail(str(exc))
-    emit_benchmark(report, out)
+    emit_benchmark(report, output)

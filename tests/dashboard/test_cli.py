@@ -56,5 +56,6 @@ def test_a_port_in_use_is_one_error_line(directories):
         refused = dashboard(directories["eval"], "--port", port)
         _, err = refused.communicate(timeout=60)
     assert refused.returncode == 2
-    assert err.strip().startswith(f"error: cannot listen on 127.0.0.1:{port} (") and "choose another with --port" in err
+    assert err.strip().startswith(f"error: posttrain dashboard --port: cannot listen on 127.0.0.1:{port} (")
+    assert "choose another port" in err
     assert len(err.strip().splitlines()) == 1

@@ -1,5 +1,6 @@
 """`posttrain eval` on a suite with broken tasks (listed, counted, the rest evaluated; --strict
-stops) and under Ctrl-C (the saved attempts are counted, a re-run says it resumes)."""
+stops) and under Ctrl-C or SIGTERM (the saved attempts are counted, a re-run says it resumes;
+exit 130 and 143)."""
 
 import json
 import os
@@ -64,9 +65,14 @@ def test_strict_stops_at_an_invalid_task_and_runs_nothing(tmp_path, mixed_suite)
     assert not (tmp_path / "out" / "results.jsonl").exists()
 
 
-def test_ctrl_c_says_what_was_saved_and_a_rerun_says_it_resumes(tmp_path):
+@pytest.mark.parametrize(
+    "stop, code, said",
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated (SIGTERM)")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_a_stop_says_what_was_saved_and_a_rerun_says_it_resumes(tmp_path, stop, code, said):
     suite = tmp_path / "suite"
-    for i in range(6):  # each reference solution takes a second: Ctrl-C lands mid-run
+    for i in range(6):  # each reference solution takes a second: the signal lands mid-run
         shutil.copytree(HELLO, suite / f"slow-{i}")
         solve = suite / f"slow-{i}" / "solution" / "solve.sh"
         solve.write_text(solve.read_text() + "sleep 1\n")
@@ -85,14 +91,21 @@ def test_ctrl_c_says_what_was_saved_and_a_rerun_says_it_resumes(tmp_path):
     while not (results.is_file() and results.read_text().strip()) and time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()[1]
         time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     _, err = process.communicate(timeout=60)
-    assert process.returncode == 130, err[-2000:]
+    assert process.returncode == code, err[-2000:]
     saved = len(results.read_text().splitlines())
     assert 1 <= saved < 6
-    assert f"interrupted: {saved}/6 attempts saved; run the same command to resume" in err
+    assert f"{said}: {saved}/6 attempts saved; run the same command to resume" in err
     assert "Traceback" not in err
     again = posttrain(*args)
     assert again.returncode == 0, again.stderr[-2000:]
     assert f"resuming: {saved}/6 attempts done in {tmp_path / 'out'}; running the other {6 - saved}" in again.stderr
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["n_attempts"] == 6
+
+
+def test_help_says_why_k_defaults_differ_between_eval_and_inspect():
+    eval_help = " ".join(posttrain("eval", "--help").stdout.split())
+    inspect_help = " ".join(posttrain("inspect", "--help").stdout.split())
+    assert "1: pass@1, greedy" in eval_help and "inspect's -k is 4" in eval_help
+    assert "4, where eval's -k is 1 (pass@1)" in inspect_help and "cannot be judged from one sample" in inspect_help

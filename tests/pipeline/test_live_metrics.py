@@ -1,9 +1,10 @@
 """A live run's own Prometheus endpoint: scraped over HTTP while a real (tiny) async run trains,
-parsed with prometheus_client's own parser."""
+parsed with prometheus_client's own parser; a port in use is one error line before the run starts."""
 
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.cli.test_failed_start import run_cli
 from tests.conftest import sigint_as_in_a_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,3 +75,18 @@ def test_a_live_run_serves_its_engine_scheduler_and_latest_step(tmp_path, tiny_c
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=120)
     assert proc.returncode in (0, 130)
+
+
+def test_a_metrics_port_in_use_is_one_error_line_before_the_run_starts(tmp_path, tiny_config):
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        config = tiny_config(steps=2, checkpoint_every=2)
+        config.write_text(config.read_text() + f"[logging]\nmetrics_port = {port}\n")
+        out = tmp_path / "run"
+        done = run_cli("train", config, "--out", out, timeout=300)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert done.stderr.strip() == (
+        f"error: [logging] metrics_port: cannot listen on 127.0.0.1:{port} (Address already in use); "
+        "choose another port"
+    )
+    assert not out.exists()  # refused before anything was written, let alone a model loaded

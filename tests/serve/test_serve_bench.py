@@ -10,8 +10,8 @@ def test_a_chat_cell_runs_both_variants_and_reports_their_ratio(tmp_path):
     """With --compile: both variants' servers compiled, and still the same greedy output."""
     out = tmp_path / "bench.json"
     result = run_cli(
-        "serve", "bench", "--model", "tiny-llama", "--workloads", "chat", "--concurrency", "2",
-        "--requests-per-client", "5", "--vllm", "off", "--compile", "--out", str(out),
+        "serve", "bench", "--model", "tiny-llama", "--workloads", "chat", "--concurrency-levels", "2",
+        "--requests-per-client", "5", "--vllm", "off", "--compile", "--output", str(out),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())

@@ -1,6 +1,9 @@
-"""`posttrain serve`: bad input gives one error line; the model argument and the bench
-subcommand share the command."""
+"""`posttrain serve`: bad input gives one error line, a port in use too, before any model
+loads; the model argument and the bench subcommand share the command; bench's renamed flags
+keep their old spellings with a warning line."""
 
+import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +15,7 @@ from tests.cli.test_cli_errors import one_error_line, run_cli
     "args, expected",
     [
         (["serve", "tiny-llama", "--variant", "turbo"], "--variant must be one of standard, fast, not 'turbo'"),
-        (["serve", "bench", "--concurrency", "1,x"], "--concurrency: expected comma-separated integers"),
+        (["serve", "bench", "--concurrency-levels", "1,x"], "--concurrency-levels: expected comma-separated integers"),
         (["serve", "bench", "--workloads", "agent,poetry"], "workloads: expected some of agent, chat"),
         (["serve", "bench", "--vllm", "maybe"], "--vllm must be one of auto, on, off, not 'maybe'"),
         (["serve", "bench", "--requests-per-client", "0"], "--requests-per-client"),
@@ -47,3 +50,32 @@ def test_help_names_the_server_and_the_benchmark():
 @pytest.mark.skipif(Path(".venv-vllm/bin/vllm").exists(), reason="with .venv-vllm, --vllm on runs the benchmark")
 def test_vllm_on_without_its_environment_fails_before_any_cell():
     assert "--vllm on: .venv-vllm/bin/vllm is missing" in one_error_line(run_cli("serve", "bench", "--vllm", "on"))
+
+
+def test_a_port_in_use_is_one_error_line_before_the_model_loads(tmp_path):
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        started = time.monotonic()
+        line = one_error_line(run_cli("serve", "tiny-llama", "--port", str(port)))
+        assert line == (
+            f"error: posttrain serve --port: cannot listen on 127.0.0.1:{port} (Address already in use); "
+            "choose another port"
+        )
+        # a model that would not even load: the port is refused first, so nothing was loaded
+        line = one_error_line(run_cli("serve", str(tmp_path / "no-model-here"), "--port", str(port)))
+        assert f"127.0.0.1:{port}" in line and "no-model-here" not in line
+        assert time.monotonic() - started < 60
+
+
+def test_bench_old_spellings_work_with_one_warning_line():
+    result = run_cli("serve", "bench", "--concurrency", "1,x", "--out", "x.json")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines() == [
+        "warning: --out is deprecated here; write --output",
+        "warning: --concurrency is deprecated here; write --concurrency-levels",
+        "error: --concurrency-levels: expected comma-separated integers, got '1,x'",
+    ]
+    both = run_cli("serve", "bench", "--concurrency", "2", "--concurrency-levels", "2")
+    assert "--concurrency and --concurrency-levels are one option: give --concurrency-levels" in one_error_line(both)
+    help_text = run_cli("serve", "bench", "--help").stdout
+    assert "--concurrency-levels" in help_text and "--output" in help_text
