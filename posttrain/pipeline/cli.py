@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import command_group, console, emit_benchmark, fail
+from posttrain.console import command_group, console, emit_benchmark, fail, renamed_option
 from posttrain.dispatch.cluster_jobs import ADDRESS_HELP
 from posttrain.errors import PosttrainError
 
@@ -22,7 +22,8 @@ def _pipeline() -> None:
 
 @app.command("bench")
 def bench_command(
-    out: Path | None = typer.Option(None, "--out", "-o", help="Also write the JSON report here."),
+    output: Path | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Also write the JSON here."),
+    out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated spelling of --output."),
     config: Path | None = typer.Option(
         None,
         "--config",
@@ -75,6 +76,7 @@ def bench_command(
     steps per hour / sync), max_gap (eta) and the paired difference in
     held-out reward after training, with a bootstrap 95% interval.
     """
+    output = renamed_option(output, out, "--out", "--output")
     from posttrain.pipeline.bench import bench_config, run_bench
 
     try:
@@ -96,15 +98,22 @@ def bench_command(
         fail(str(exc))
     except OSError as exc:
         fail(f"{config}: {exc.strerror}")
-    emit_benchmark(report, out)
+    emit_benchmark(report, output)
+
+
+_FINISHED = "the run is finished (its results: summary.json)"
 
 
 @app.command("status")
 def status_command(run_dir: Path = typer.Argument(..., help="A run directory (running or finished).")) -> None:
-    """Show a run's dispatcher: workers (pid, job), queue, buffer, policy version, counters."""
-    from posttrain.pipeline.control import STATUS
+    """Show a running job's dispatcher: workers (pid, job), queue, buffer, policy version, counters.
+    A finished run is one line saying so (its results are in RUN_DIR/summary.json)."""
+    from posttrain.pipeline.control import STATUS, run_finished
 
     path = run_dir / STATUS
+    if run_finished(run_dir):
+        console.print(f"{run_dir}: {_FINISHED}; no dispatcher runs now", highlight=False, soft_wrap=True)
+        return
     if not path.is_file():
         fail(f"{path}: no dispatch status (the run has not started, or runs the hf engine's inline rollouts)")
     status = json.loads(path.read_text())
@@ -148,11 +157,14 @@ def set_command(
 
     \b
     The change goes to RUN_DIR/control.json; the run applies it at its next
-    step and keeps it in its checkpoints, so it survives --resume.
+    step and keeps it in its checkpoints, so it survives --resume. A finished
+    run is refused in one line: nothing would read the change.
     """
     from posttrain.config import load_config
-    from posttrain.pipeline.control import write_control
+    from posttrain.pipeline.control import run_finished, write_control
 
+    if run_finished(run_dir):
+        fail(f"{run_dir}: {_FINISHED}; nothing would read a change")
     try:
         config = load_config(run_dir / "config.toml")
         weights = {}

@@ -1,7 +1,8 @@
 """Steering a running job and watching it, through two files in its run directory:
 
 control.json    written by `posttrain pipeline set`: domain weights, the mixture policy and the
-                rollout worker count; the run applies a change at its next step
+                rollout worker count; the run applies a change at its next step (a finished
+                run reads nothing: `set` refuses it, `status` says it is finished)
 dispatch.json  written by the run four times a second: workers (pid, job), queue, buffer,
                 policy version, retry and failure counters (`posttrain pipeline status`)
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from posttrain.config import MIXTURE_POLICIES
 from posttrain.errors import PosttrainError
+from posttrain.pipeline.run_dir import RunDir
 from posttrain.storage.atomic import write_json_atomic
 
 CONTROL = "control.json"
@@ -62,6 +64,16 @@ def read_control(run_dir: Path) -> dict | None:
         return json.loads(path.read_text())
     except json.JSONDecodeError as exc:
         raise PosttrainError(f"{path}: not valid JSON: {exc}") from None
+
+
+def run_finished(run_dir: Path) -> bool:
+    """Whether the run in `run_dir` has finished: it wrote summary.json after its dispatcher's
+    last status (a run writes summary.json once its rollouts are closed; a resumed run writes
+    dispatch.json again, newer than the old summary)."""
+    summary, status = RunDir(run_dir).summary, run_dir / STATUS
+    if not summary.is_file():
+        return False
+    return not status.is_file() or summary.stat().st_mtime >= status.stat().st_mtime
 
 
 class ControlWatcher:

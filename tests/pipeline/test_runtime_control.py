@@ -1,5 +1,6 @@
 """Steering a running async job: `posttrain pipeline set` changes the domain weights and the
-worker count; the run applies them at its next step; `posttrain pipeline status` shows it."""
+worker count; the run applies them at its next step; `posttrain pipeline status` shows it. A
+finished run is one line for both: nothing runs to show, nothing would read a change."""
 
 import json
 import threading
@@ -48,7 +49,23 @@ def test_weights_and_workers_change_while_the_run_goes(tmp_path, tiny_config):
     earlier = [t for r in records for s, t in zip(r["stream_slots"], r["task_ids"]) if int(s.split(":")[0]) <= 2]
     assert any(t.startswith("count/") for t in earlier)  # steps 1-2, drawn before any change
 
-    shown = runner.invoke(app, ["pipeline", "status", str(run_dir)])
-    assert shown.exit_code == 0 and "workers" in shown.output
-    status = json.loads(shown.stdout[shown.stdout.index("{") :])
+    status = json.loads((run_dir / "dispatch.json").read_text())  # its last status, as the run ended
     assert status["executor"]["weights"] == {"add": 1000.0, "count": 0.001}
+
+
+def test_a_finished_run_is_one_line_for_status_and_set(tmp_path, tiny_config):
+    config = tiny_config(steps=2, checkpoint_every=100)
+    config.write_text('mode = "async"\n' + config.read_text() + "\n[async]\nmax_staleness = 1\n")
+    run_dir = tmp_path / "run"
+    train(config, run_dir)
+    assert (run_dir / "dispatch.json").is_file() and (run_dir / "summary.json").is_file()
+    runner = CliRunner()
+    shown = runner.invoke(app, ["pipeline", "status", str(run_dir)])
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.strip() == f"{run_dir}: the run is finished (its results: summary.json); no dispatcher runs now"
+    refused = runner.invoke(app, ["pipeline", "set", str(run_dir), "--workers", "2"])
+    assert refused.exit_code == 2
+    assert refused.output.strip() == (
+        f"error: {run_dir}: the run is finished (its results: summary.json); nothing would read a change"
+    )
+    assert not (run_dir / "control.json").exists()
