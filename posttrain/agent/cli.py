@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import command_group, emit_json, fail
+from posttrain.console import argument_or_option, command_group, emit_json, fail
 from posttrain.errors import PosttrainError
 
 app = command_group()
@@ -23,7 +23,12 @@ def _agent() -> None:
 
 @app.command("check")
 def check_command(
-    tasks: Path = typer.Argument(..., help="A Harbor task directory, or a directory of them."),
+    path: Path | None = typer.Argument(
+        None, metavar="[PATH]", help="A Harbor task directory, or a directory of them; or give it as --tasks."
+    ),
+    tasks: Path | None = typer.Option(
+        None, "--tasks", metavar="PATH", help="The same as PATH, spelled as posttrain eval spells it."
+    ),
     names: str | None = typer.Option(None, "--names", help="Only these tasks (comma-separated names)."),
     tags: str | None = typer.Option(None, "--tags", help="Only tasks with all these tags (comma-separated)."),
     backend: str | None = typer.Option(None, "--backend", help="Sandbox backend: bwrap (default), local, docker."),
@@ -31,6 +36,7 @@ def check_command(
     """Check that tasks are solvable and not trivially passed: the oracle (solution/solve.sh)
     must pass every task and the do-nothing policy must pass none. Exits 1 when a task fails
     either check, listing it."""
+    tasks = argument_or_option(path, tasks, "--tasks", "posttrain agent check --tasks PATH (or PATH as the argument)")
     from posttrain.agent.suite_check import check_suite
 
     try:

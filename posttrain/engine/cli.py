@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import command_group, console, emit_benchmark, fail
+from posttrain.console import command_group, console, emit_benchmark, fail, renamed_option
 from posttrain.errors import PosttrainError
 
 app = command_group("Inference engines (hf, builtin, vllm) behind one interface.")
@@ -22,7 +22,8 @@ def _engine() -> None:
 
 @app.command("bench")
 def bench_command(
-    out: Path | None = typer.Option(None, "--out", "-o", help="Also write the JSON here."),
+    output: Path | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Also write the JSON here."),
+    out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated spelling of --output."),
     model: str = typer.Option(
         "smollm2-135m", "--model", help="Model spec: smollm2-135m, tiny-llama or a HF directory."
     ),
@@ -65,11 +66,12 @@ def bench_command(
     \b
     A backend that cannot run here (e.g. vllm not installed) is null, with the
     reason under "unavailable". Progress goes to stderr, the JSON to stdout (and
-    to --out).
+    to --output).
 
     \b
-    Example: posttrain engine bench --out bench.json --backends hf,builtin
+    Example: posttrain engine bench --output bench.json --backends hf,builtin
     """
+    output = renamed_option(output, out, "--out", "--output")
     from posttrain.engine.benchmark import parse_backends, run_benchmark
 
     try:
@@ -85,4 +87,4 @@ def bench_command(
         )
     except PosttrainError as exc:
         fail(str(exc))
-    emit_benchmark(report, out)
+    emit_benchmark(report, output)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import command_group, console, fail
+from posttrain.console import command_group, console, fail, renamed_option
 from posttrain.errors import PosttrainError
 
 app = command_group("A training run's stored samples (trajectories.sqlite).")
@@ -16,15 +16,19 @@ app = command_group("A training run's stored samples (trajectories.sqlite).")
 def export_command(
     run: Path = typer.Argument(..., help="A run directory (posttrain train --out) with trajectories.sqlite."),
     fmt: str = typer.Option("jsonl", "--format", "-f", help="jsonl or parquet."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="The file to write (default: RUN/trajectories.FORMAT)."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", metavar="FILE", help="The file to write (default: RUN/trajectories.FORMAT)."
+    ),
+    out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated spelling of --output."),
 ) -> None:
     """Every sample of the run, one record each: step, phase, task, domain, sample index, policy
     version, prompt and completion token ids, the engine's logprobs, text, finish reason, reward,
     passed, the verifier's details (for agent episodes: the turns and tool calls) and advantage.
     Reads the store without changing it, also while the run trains."""
+    output = renamed_option(output, out, "--out", "--output")
     from posttrain.observe.trajectory_export import export_trajectories
 
-    target = out or run / f"trajectories.{fmt}"
+    target = output or run / f"trajectories.{fmt}"
     try:
         count = export_trajectories(run, target, fmt)
     except PosttrainError as exc:

@@ -6,12 +6,19 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import console, emit_json, fail
+from posttrain.console import argument_or_option, console, emit_json, fail
 from posttrain.errors import PosttrainError
 
 
 def inspect_command(
-    path: Path = typer.Argument(..., help="A Harbor task directory, or a suite directory of them (tasks/terminal)."),
+    path: Path | None = typer.Argument(
+        None,
+        metavar="[PATH]",
+        help="A Harbor task directory, or a suite directory of them (tasks/terminal); or give it as --tasks.",
+    ),
+    tasks: Path | None = typer.Option(
+        None, "--tasks", metavar="PATH", help="The same as PATH, spelled as posttrain eval spells it."
+    ),
     out: str = typer.Option(
         ...,
         "--out",
@@ -28,7 +35,12 @@ def inspect_command(
         "(smollm2-135m, hf:DIR, builtin:DIR, vllm:DIR, openai:URL#MODEL; as in posttrain eval --model).",
     ),
     samples: int = typer.Option(
-        4, "--attempts", "-k", min=1, help="The model's attempts per task for the signal check (as in posttrain eval)."
+        4,
+        "--attempts",
+        "-k",
+        min=1,
+        help="The model's attempts per task for the signal check. 4, where eval's -k is 1 (pass@1): whether a "
+        "task gives a learning signal (a pass rate strictly between 0 and 1) cannot be judged from one sample.",
     ),
     repeats: int = typer.Option(
         3,
@@ -108,8 +120,9 @@ def inspect_command(
 
     \b
     posttrain inspect tasks/terminal --out runs/inspect
-    posttrain inspect tasks/terminal --out runs/inspect-smol --model smollm2-135m -k 4
+    posttrain inspect --tasks tasks/terminal --out runs/inspect-smol --model smollm2-135m -k 4
     """
+    path = argument_or_option(path, tasks, "--tasks", "posttrain inspect --tasks PATH --out DIR (or PATH alone)")
     from posttrain.quality.inspector import InspectOptions
     from posttrain.quality.probes import chosen_probes
     from posttrain.quality.suite_inspection import inspect_suite

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from posttrain.console import command_group, console, emit_benchmark, fail
+from posttrain.console import command_group, console, emit_benchmark, fail, renamed_option
 from posttrain.errors import PosttrainError
 
 app = command_group("Isolated sandboxes for agent commands (bubblewrap + overlayfs + cgroups).")
@@ -84,16 +84,18 @@ def gc_command(
 
 @app.command("bench")
 def bench_command(
-    out: Path | None = typer.Option(None, "--out", help="Also write the JSON here."),
+    output: Path | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Also write the JSON here."),
+    out: Path | None = typer.Option(None, "--out", hidden=True, help="Deprecated spelling of --output."),
     iterations: int = typer.Option(100, "--iterations", help="Samples per latency figure."),
     max_idle: int = typer.Option(1000, "--max-idle", help="Stop the idle-sandbox count at this many."),
 ) -> None:
     """Measure the sandbox layer side by side with plain subprocess: create+exec+close, snapshot
     and restore of 1 MB and 200 MB workspaces, idle sandboxes held at once, pool hand-out."""
+    output = renamed_option(output, out, "--out", "--output")
     from posttrain.sandbox.benchmark import run_benchmark
 
     try:
         report = run_benchmark(iterations=iterations, max_idle=max_idle, console=console)
     except PosttrainError as exc:
         fail(str(exc))
-    emit_benchmark(report, out)
+    emit_benchmark(report, output)

@@ -63,10 +63,17 @@ def test_jsonl_and_parquet_hold_every_sample_as_stored(run, tmp_path):
         assert {k: row[k] for k in expected} == expected
 
     pq = pytest.importorskip("pyarrow.parquet")
-    done = posttrain("trajectories", "export", run, "--format", "parquet", "--out", tmp_path / "x" / "all.parquet")
+    done = posttrain("trajectories", "export", run, "--format", "parquet", "--output", tmp_path / "x" / "all.parquet")
     assert done.returncode == 0, done.stderr
     table = pq.read_table(tmp_path / "x" / "all.parquet").to_pylist()
     assert [{**r, "details": json.loads(r["details"])} for r in table] == rows
+
+
+def test_the_old_out_spelling_still_writes_the_file_with_a_warning(run, tmp_path):
+    done = posttrain("trajectories", "export", run, "--out", tmp_path / "old.jsonl")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == "warning: --out is deprecated here; write --output"
+    assert len((tmp_path / "old.jsonl").read_text().splitlines()) == 5
 
 
 def test_bad_input_is_one_line_naming_the_path(tmp_path):

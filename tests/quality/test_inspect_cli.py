@@ -139,3 +139,20 @@ def test_a_misspelt_task_toml_key_makes_the_task_invalid(tmp_path):
     (task,) = json.loads((tmp_path / "out" / "report.json").read_text())["tasks"]
     assert task["verdict"] == "invalid"
     assert "unknown key environment.memroy_mb (did you mean memory_mb?)" in task["reason"]
+
+
+def test_tasks_is_spelled_as_eval_spells_it_and_the_argument_still_works(tmp_path):
+    suite = tmp_path / "suite"
+    shutil.copytree(Path(__file__).parents[2] / "tasks" / "terminal" / "hello-file", suite / "no-tests")
+    (suite / "no-tests" / "tests" / "test.sh").unlink()  # invalid: judged without a sandbox
+    for given in (["--tasks", suite], [suite]):
+        out = tmp_path / "out" / given[0].name.lstrip("-")
+        result = inspect(*given, "--out", out)
+        assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
+        assert json.loads((out / "report.json").read_text())["summary"]["verdicts"]["invalid"] == 1
+    both = inspect(tmp_path, "--tasks", suite, "--out", tmp_path / "x")
+    assert both.returncode == 2 and both.stderr.strip() == (
+        f"error: --tasks {suite} and the argument {tmp_path} name different things: give one"
+    )
+    neither = inspect("--out", tmp_path / "x")
+    assert neither.returncode == 2 and "error: --tasks is required" in neither.stderr

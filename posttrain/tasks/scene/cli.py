@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from posttrain.console import command_group, console, emit_json, fail
+from posttrain.console import command_group, emit_json, fail, progress_bar, renamed_option
 from posttrain.errors import PosttrainError
 
 app = command_group("3D scene layout tasks: generate, solve, check an answer, render it (docs/scene.md).")
@@ -26,7 +26,7 @@ def generate_command(
 
     Example: posttrain scene generate --difficulty 2 --count 5 --seed 0 --out scenes/
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
     from posttrain.storage.artifacts import write_artifact
     from posttrain.tasks.scene.prompt import describe
@@ -36,9 +36,7 @@ def generate_command(
         source = SceneSource("generate", parse_difficulties(difficulty, "--difficulty"), seed=seed, size=count)
     except PosttrainError as exc:
         fail(str(exc))
-    progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-    )
+    progress = progress_bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     written = []
     try:
         with progress:
@@ -95,8 +93,15 @@ def check_command(
 def render_command(
     answer: str = typer.Argument(..., help="The answer to draw: a scene JSON file, or a reply holding one."),
     task: str | None = typer.Option(None, "--task", "-t", help="Its task: the room, and the constraints listed."),
-    out: str = typer.Option(..., "--out", "-o", help="The page to write: a path or an fsspec URL (s3://, memory://)."),
-    glb: str | None = typer.Option(None, "--glb", help="Where the glTF export goes; default: OUT with .glb."),
+    output: str | None = typer.Option(
+        None,
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="Required. The page to write: a path or an fsspec URL (s3://, memory://).",
+    ),
+    out: str | None = typer.Option(None, "--out", hidden=True, help="Deprecated spelling of --output."),
+    glb: str | None = typer.Option(None, "--glb", help="Where the glTF export goes; default: OUTPUT with .glb."),
     title: str | None = typer.Option(None, "--title", help="The page's title; default: the answer file's name."),
 ) -> None:
     """Render ANSWER as a self-contained HTML page (Three.js bundled in, no network needed:
@@ -104,8 +109,11 @@ def render_command(
     constraint results beside the view, failed objects glowing red) and export it as binary glTF
     (.glb). Both are written through the artifact store, so OUT may be any fsspec URL.
 
-    Example: posttrain scene render answer.json --task scenes/scene-d2-0000.json --out scene.html
+    Example: posttrain scene render answer.json --task scenes/scene-d2-0000.json --output scene.html
     """
+    out = renamed_option(output, out, "--out", "--output")
+    if out is None:
+        fail("--output FILE is required: the page to write")
     from posttrain.storage.artifacts import write_artifact
     from posttrain.tasks.scene.files import load_answer, load_reply, load_task
     from posttrain.tasks.scene.gltf import export_glb

@@ -45,7 +45,7 @@ def test_generate_solve_check_and_render(tmp_path):
     assert code == 0 and report["reward"] == 0.0 and not report["valid"]
     assert report["reason"].startswith("objects.0.shape: Field required")
 
-    code, out = run("scene", "render", answer, "--task", task, "--out", "memory://scenes/page.html")
+    code, out = run("scene", "render", answer, "--task", task, "--output", "memory://scenes/page.html")
     assert code == 0, out
     assert json.loads(out)["glb"] == "memory://scenes/page.glb"
     with fsspec.open("memory://scenes/page.html", "rb") as handle:
@@ -62,7 +62,7 @@ def test_bad_files_are_one_clear_error(tmp_path):
     assert code == 2 and f"{bad}: not a scene task: room.width: Input should be greater than 0" in out
     code, out = run("scene", "check", tmp_path / "absent.json", bad)
     assert code == 2 and "absent.json: cannot read the artifact" in out
-    code, out = run("scene", "render", bad, "--out", tmp_path / "x.html")
+    code, out = run("scene", "render", bad, "--output", tmp_path / "x.html")
     assert code == 2 and "task.json: not a valid scene answer: difficulty: Extra inputs are not permitted" in out
     assert not (tmp_path / "x.html").exists()
     code, out = run("scene", "generate", "--difficulty", "7", "--out", tmp_path / "t")
@@ -73,3 +73,19 @@ def test_help_explains_each_command():
     for command in ("generate", "solve", "check", "render"):
         code, out = run("scene", command, "--help")
         assert code == 0 and "Example: posttrain scene" in out
+
+
+def test_render_takes_output_file_and_the_old_out_with_a_warning(tmp_path):
+    answer = tmp_path / "answer.json"
+    code, out = run("scene", "generate", "--count", "1", "--out", tmp_path / "t")
+    assert code == 0, out
+    task = next((tmp_path / "t").glob("*.json"))
+    code, out = run("scene", "solve", task)
+    answer.write_text(out)
+    code, out = run("scene", "render", answer, "--out", tmp_path / "old.html")
+    assert code == 0 and (tmp_path / "old.html").is_file() and (tmp_path / "old.glb").is_file()
+    assert out.splitlines()[0] == "warning: --out is deprecated here; write --output"
+    code, out = run("scene", "render", answer)
+    assert code == 2 and "error: --output FILE is required" in out
+    code, out = run("scene", "render", "--help")
+    assert "--output FILE" in out and "--out " not in out.replace("--output", "")
