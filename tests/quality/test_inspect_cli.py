@@ -145,8 +145,8 @@ def test_tasks_is_spelled_as_eval_spells_it_and_the_argument_still_works(tmp_pat
     suite = tmp_path / "suite"
     shutil.copytree(Path(__file__).parents[2] / "tasks" / "terminal" / "hello-file", suite / "no-tests")
     (suite / "no-tests" / "tests" / "test.sh").unlink()  # invalid: judged without a sandbox
-    for given in (["--tasks", suite], [suite]):
-        out = tmp_path / "out" / given[0].name.lstrip("-")
+    for name, given in (("option", ["--tasks", suite]), ("argument", [suite])):
+        out = tmp_path / name
         result = inspect(*given, "--out", out)
         assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-2000:]
         assert json.loads((out / "report.json").read_text())["summary"]["verdicts"]["invalid"] == 1
