@@ -24,7 +24,7 @@ def _agent() -> None:
 @app.command("check")
 def check_command(
     path: Path | None = typer.Argument(
-        None, metavar="[PATH]", help="A Harbor task directory, or a directory of them; or give it as --tasks."
+        None, metavar="PATH", help="A Harbor task directory, or a directory of them; or give it as --tasks."
     ),
     tasks: Path | None = typer.Option(
         None, "--tasks", metavar="PATH", help="The same as PATH, spelled as posttrain eval spells it."

@@ -13,7 +13,7 @@ from posttrain.errors import PosttrainError
 def inspect_command(
     path: Path | None = typer.Argument(
         None,
-        metavar="[PATH]",
+        metavar="PATH",
         help="A Harbor task directory, or a suite directory of them (tasks/terminal); or give it as --tasks.",
     ),
     tasks: Path | None = typer.Option(
