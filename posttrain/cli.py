@@ -11,6 +11,7 @@ import typer
 
 from posttrain.console import command_group, console, fail
 from posttrain.errors import PosttrainError
+from posttrain.ports import check_port_free
 
 app = command_group(
     "posttrain: RL post-training of LLMs on verifiable tasks, end to end on one CPU.\n\n"
@@ -267,6 +268,9 @@ def _run_resumable(
         )
         for line in checked.warnings():
             console.print(f"warning: {line}", markup=False, highlight=False, soft_wrap=True)
+        live = checked.run.config.logging
+        if verb == "train" and live.metrics_port:  # here, not in check_run: `submit` checks runs for other machines
+            check_port_free(live.metrics_host, live.metrics_port, "[logging] metrics_port")
         if check:
             _print_plan(checked, out, sft_only=verb == "sft")
             return

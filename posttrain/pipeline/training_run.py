@@ -18,7 +18,6 @@ from posttrain.config import RunConfig, config_relative_path, dump_config, load_
 from posttrain.errors import ModelLoadError, PosttrainError
 from posttrain.models.spec import local_model_dir
 from posttrain.pipeline.run_dir import RunDir
-from posttrain.ports import check_port_free
 from posttrain.storage.atomic import write_text_atomic
 from posttrain.tasks.domain_patterns import expand_domains
 
@@ -198,8 +197,6 @@ def check_run(
         raise PosttrainError(f"{config_path or run.run_dir.config}: no [sft] table; posttrain sft needs one")
     if run.config.engine.backend == "builtin":
         check_builtin_family(run.config.model.name)
-    if run.config.logging.metrics_port:  # taken: one line now, not a traceback after the model loaded
-        check_port_free(run.config.logging.metrics_host, run.config.logging.metrics_port, "[logging] metrics_port")
     if run.config.train.device == "cuda":  # a GPU asked for by name must be here (torch loads only then)
         from posttrain.train.device import resolve_device
 
