@@ -1,5 +1,5 @@
-"""The CLI's stderr console, its one-line error exit, progress bars and tables, shared by every
-`posttrain` verb."""
+"""The CLI's stderr console, its one-line error exit, progress bars and tables, and the shared
+handling of a renamed flag and of `--tasks PATH`: what every `posttrain` verb says, said alike."""
 
 from __future__ import annotations
 
@@ -61,11 +61,13 @@ def draws_live(out: Console = console) -> bool:
         return False
 
 
-def progress_bar(*columns, out: Console = console, **options):
-    """A rich Progress over `columns` on `out` that draws only where draws_live(out): elsewhere
-    it prints nothing, and the command prints a plain line per finished item instead."""
+def progress_bar(*columns, out: Console | None = None, **options):
+    """A rich Progress over `columns` on `out` (default: the CLI's stderr console) that draws only
+    where draws_live(out): elsewhere it prints nothing, and the command prints a plain line per
+    finished item instead."""
     from rich.progress import Progress
 
+    out = out or console
     return Progress(*columns, console=out, disable=not draws_live(out), **options)
 
 
