@@ -23,6 +23,7 @@ FAILURE_CATEGORIES = (
     "verifier_timeout",
     "context_overflow",
     "tool_errors",
+    "no_tool_calls",
     "sandbox_error",
     "engine_error",
     "wrong_answer",
@@ -49,6 +50,8 @@ def failure_category(trajectory: Trajectory) -> str | None:
         return "agent_timeout"
     if mode in ("max_steps", "max_tokens", "cost"):
         return "budget_exhausted"
+    if mode == "idle":
+        return "no_tool_calls"
     if mode in ("verifier_timeout", "context_overflow"):
         return mode
     if mode in ("verifier_error", "verifier_unavailable"):
