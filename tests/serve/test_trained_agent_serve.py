@@ -76,3 +76,11 @@ def test_serving_a_trained_checkpoint_gives_plain_chats_its_system_prompt(checkp
         assert SAVED_PROMPT_MARK not in prompt_of([QUESTION], tools=[TOOL])
     finally:
         stop()
+
+
+def test_a_malformed_settings_file_stops_serve_in_one_line_before_loading(tmp_path):
+    from tests.cli.test_cli_errors import one_error_line, run_cli
+
+    (tmp_path / "agent_settings.json").write_text('{"tools": ["bash", "finish"], "max_steps": 0}')
+    line = one_error_line(run_cli("serve", str(tmp_path)))
+    assert f"{tmp_path / 'agent_settings.json'}: max_steps: Input should be greater than or equal to 1" in line
