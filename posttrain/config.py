@@ -73,14 +73,19 @@ class AgentConfig(BaseModel):
     @field_validator("tools")
     @classmethod
     def _known_tools(cls, value: list[str] | None) -> list[str] | None:
-        if value is None:
-            return value
-        unknown = sorted(set(value) - set(AGENT_TOOLS))
-        if unknown:
-            raise ValueError(f"unknown tool(s) {', '.join(unknown)}; the agent's tools are {', '.join(AGENT_TOOLS)}")
-        if "finish" not in value:
-            raise ValueError("must include finish: an episode ends when the agent calls it")
+        return check_agent_tools(value)
+
+
+def check_agent_tools(value: list[str] | None) -> list[str] | None:
+    """`[agent] tools` (or a saved agent_settings.json's): known tools, finish among them."""
+    if value is None:
         return value
+    unknown = sorted(set(value) - set(AGENT_TOOLS))
+    if unknown:
+        raise ValueError(f"unknown tool(s) {', '.join(unknown)}; the agent's tools are {', '.join(AGENT_TOOLS)}")
+    if "finish" not in value:
+        raise ValueError("must include finish: an episode ends when the agent calls it")
+    return value
 
 
 class _Strict(BaseModel):

@@ -92,15 +92,17 @@ def run_episodes(
     on_episode_end=None,
     seeds: list[int] | None = None,
     max_live: int | None = None,
+    system: str | None = None,
 ) -> list[Trajectory]:
     """Run one episode per task (the same task may appear several times: a GRPO group) and
     verify each; returns the trajectories in task order. Never raises for a task's failure: it
     is in the trajectory. At most `max_live` episodes (and so sandboxes) are open at once; a new
     one starts as soon as one ends. `seeds`, one per episode, make a model policy's sampling
-    depend on the episode alone."""
+    depend on the episode alone. `system`: the system message (a trained model's saved one);
+    default: system_prompt(config.tools)."""
     config = config or AgentConfig()
     chat = ChatTokens(tokenizer)
-    system = system_prompt(config.tools)
+    system = system if system is not None else system_prompt(config.tools)
     cap = max_live or len(tasks) or 1
     pending = list(range(len(tasks)))
     episodes: list[_Episode | None] = [None] * len(tasks)
