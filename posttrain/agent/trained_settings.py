@@ -37,6 +37,7 @@ class TrainedAgentSettings(BaseModel):
     reply_tokens: int = Field(ge=8)
     max_context_tokens: int = Field(ge=256)
     scratch_notes: bool
+    max_idle_turns: int | None = Field(None, ge=1, description="turns without a tool call that end an episode")
     system_prompt: str = Field(description="the system message every episode began with")
 
     @field_validator("tools")
@@ -52,6 +53,7 @@ class TrainedAgentSettings(BaseModel):
             reply_tokens=config.reply_tokens,
             max_context_tokens=config.max_context_tokens,
             scratch_notes=config.scratch_notes,
+            max_idle_turns=config.max_idle_turns,
             system_prompt=system_prompt(config.tools),
         )
 

@@ -62,6 +62,7 @@ def resolve_agent_settings(
             reply_tokens=reply_tokens,
             tools=tools,
             scratch_notes=scratch_notes,
+            max_idle_turns=saved.max_idle_turns if saved else None,
             **({"max_context_tokens": context} if context else {}),
         )
     except ValidationError as exc:

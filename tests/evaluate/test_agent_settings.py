@@ -114,3 +114,9 @@ def test_eval_of_a_trained_checkpoint_uses_its_settings_and_a_flag_overrides(tmp
         assert SAVED_PROMPT_MARK in prompt  # the saved system prompt, word for word
         assert system_prompt(["bash", "finish"]) in prompt and "read_file" not in prompt  # its tools only
         assert "turn(s) left" not in prompt  # no scratch notes, as in training
+
+
+def test_a_saved_idle_turn_limit_carries_into_eval():
+    saved = trained_settings().model_copy(update={"max_idle_turns": 2})
+    assert resolve_agent_settings(AgentFlags(), saved, SOURCE).config.max_idle_turns == 2
+    assert resolve_agent_settings(AgentFlags(), None, SOURCE).config.max_idle_turns is None
