@@ -9,20 +9,7 @@ import sqlite3
 
 import pytest
 
-from tests.dashboard.conftest import Server
-
-
-@pytest.fixture
-def page(browser):
-    opened = browser.new_page(viewport={"width": 1280, "height": 900})
-    yield opened
-    opened.close()
-
-
-def open_page(page, url):
-    page.goto(url)
-    page.wait_for_selector("body[data-ready='1']", timeout=20_000)
-    assert page.locator("#error").count() == 0, page.locator("#error").inner_text()
+from tests.dashboard.conftest import Server, open_page
 
 
 def test_runs_curves_and_a_click_through_to_a_token(server, directories, page, tmp_path):
