@@ -66,7 +66,7 @@ def failure_category(trajectory: Trajectory) -> str | None:
 
 def outcome(row: dict) -> str:
     """An attempt's one label: `passed`, or the failure category of a failed attempt."""
-    return "passed" if row["passed"] else row.get("failure") or "wrong_answer"
+    return "passed" if row.get("passed") else row.get("failure") or "wrong_answer"
 
 
 def tool_call_accuracy(trajectories: list[Trajectory]) -> float | None:

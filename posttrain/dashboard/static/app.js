@@ -442,9 +442,9 @@ async function evalPage(index) {
       Object.entries(r.tasks).map(([id, t]) => h("tr", { class: "task-row" }, h("td", {}, id), h("td", {}, t.category), h("td", {}, t.attempts),
         h("td", {}, t.passed), h("td", {}, fmt(t.mean_reward, 3)), h("td", {}, fmt(t.pass_at_k)), h("td", {}, fmt(t.mean_steps, 3))))),
     h("h3", {}, "Attempts"),
-    h("table", { id: "attempts" }, h("tr", {}, ...["task", "attempt", "category", "reward", "passed", "failure", "steps", "tool calls", "episode"].map((t) => h("th", {}, t))),
+    h("table", { id: "attempts" }, h("tr", {}, ...["task", "attempt", "category", "reward", "outcome", "steps", "tool calls", "episode"].map((t) => h("th", {}, t))),
       r.rows.map((row) => h("tr", { class: "attempt-row" }, h("td", {}, row.task_id), h("td", {}, row.attempt), h("td", {}, row.category),
-        h("td", {}, fmt(row.reward, 3)), h("td", {}, String(row.passed)), h("td", {}, row.failure || ""), h("td", {}, row.steps),
+        h("td", {}, fmt(row.reward, 3)), h("td", { class: "outcome" }, row.outcome), h("td", {}, row.steps),
         h("td", {}, `${row.tool_calls_ok}/${row.tool_calls}`),
         h("td", {}, h("a", { href: `/eval/${index}/episode?path=${encodeURIComponent(row.trajectory)}` }, "turns"))))));
   if (overview.status === "live") pollTimer = setTimeout(() => evalPage(index), POLL_MS);
