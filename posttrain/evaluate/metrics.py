@@ -67,6 +67,11 @@ def failure_category(trajectory: Trajectory) -> str | None:
     return "wrong_answer"
 
 
+def outcome(row: dict) -> str:
+    """An attempt's one label: `passed`, or the failure category of a failed attempt."""
+    return "passed" if row.get("passed") else row.get("failure") or "wrong_answer"
+
+
 def tool_call_accuracy(trajectories: list[Trajectory]) -> float | None:
     """Well-formed and successful calls over all calls (None when no call was made)."""
     calls = [c for t in trajectories for c in t.tool_calls]
