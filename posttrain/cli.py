@@ -420,6 +420,9 @@ def _register_subcommands() -> None:
     app.add_typer(
         trajectories_app, name="trajectories", short_help="A run's stored samples: export as JSONL or Parquet."
     )
+    from posttrain.observe.cli import runs_app
+
+    app.add_typer(runs_app, name="runs", short_help="A training run's story as text: posttrain runs show RUN.")
     from posttrain.dispatch.cli import app as jobs_app
     from posttrain.pipeline.cli import submit_command
 

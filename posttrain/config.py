@@ -55,6 +55,12 @@ class AgentConfig(BaseModel):
     tool_retries: int = Field(2, ge=0, description="retries of a transient tool error")
     retry_backoff_s: float = Field(0.2, ge=0)
     failure_streak: int = Field(3, ge=1, description="failed turns in a row before rolling back")
+    max_idle_turns: int | None = Field(
+        None,
+        ge=1,
+        description="end the episode after this many turns in a row without a parsable tool call (stop reason idle): "
+        "a model that only talks then costs a few turns, not max_steps; default: never",
+    )
     checkpoint_every: int = Field(1, ge=1, description="snapshot after every N good turns")
     scratch_notes: bool = Field(True, description="budget warnings and recovery notes in the scratch layer")
     parallel_tools: int = Field(4, ge=1, description="episodes whose tools run at once")
@@ -67,14 +73,19 @@ class AgentConfig(BaseModel):
     @field_validator("tools")
     @classmethod
     def _known_tools(cls, value: list[str] | None) -> list[str] | None:
-        if value is None:
-            return value
-        unknown = sorted(set(value) - set(AGENT_TOOLS))
-        if unknown:
-            raise ValueError(f"unknown tool(s) {', '.join(unknown)}; the agent's tools are {', '.join(AGENT_TOOLS)}")
-        if "finish" not in value:
-            raise ValueError("must include finish: an episode ends when the agent calls it")
+        return check_agent_tools(value)
+
+
+def check_agent_tools(value: list[str] | None) -> list[str] | None:
+    """`[agent] tools` (or a saved agent_settings.json's): known tools, finish among them."""
+    if value is None:
         return value
+    unknown = sorted(set(value) - set(AGENT_TOOLS))
+    if unknown:
+        raise ValueError(f"unknown tool(s) {', '.join(unknown)}; the agent's tools are {', '.join(AGENT_TOOLS)}")
+    if "finish" not in value:
+        raise ValueError("must include finish: an episode ends when the agent calls it")
+    return value
 
 
 class _Strict(BaseModel):

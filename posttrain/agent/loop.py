@@ -56,6 +56,7 @@ class _Episode:
     started: float = field(default_factory=time.perf_counter)
     turn: int = 0
     streak: int = 0
+    idle: int = 0  # turns in a row without a tool call
     good_turns: int = 0
     last_good: str | None = None
     last_good_turn: int | None = None
@@ -91,15 +92,17 @@ def run_episodes(
     on_episode_end=None,
     seeds: list[int] | None = None,
     max_live: int | None = None,
+    system: str | None = None,
 ) -> list[Trajectory]:
     """Run one episode per task (the same task may appear several times: a GRPO group) and
     verify each; returns the trajectories in task order. Never raises for a task's failure: it
     is in the trajectory. At most `max_live` episodes (and so sandboxes) are open at once; a new
     one starts as soon as one ends. `seeds`, one per episode, make a model policy's sampling
-    depend on the episode alone."""
+    depend on the episode alone. `system`: the system message (a trained model's saved one);
+    default: system_prompt(config.tools)."""
     config = config or AgentConfig()
     chat = ChatTokens(tokenizer)
-    system = system_prompt(config.tools)
+    system = system if system is not None else system_prompt(config.tools)
     cap = max_live or len(tasks) or 1
     pending = list(range(len(tasks)))
     episodes: list[_Episode | None] = [None] * len(tasks)
@@ -322,6 +325,7 @@ def _after_turn(episode: _Episode, record: TurnRecord, config: AgentConfig, fini
     episode.context.add_turn(record.completion_ids, observation, summary)
     episode.turn += 1
     episode.streak = episode.streak + 1 if calls and len(failed) == len(calls) else 0
+    episode.idle = 0 if any(c.name for c in calls) else episode.idle + 1
     changed = any(c.name in STATE_CHANGING and not c.error for c in calls)
     if not failed and changed:
         episode.good_turns += 1
@@ -346,6 +350,8 @@ def _after_turn(episode: _Episode, record: TurnRecord, config: AgentConfig, fini
         _end(episode, "finish")
     elif episode.turn >= episode.max_steps:
         _end(episode, "max_steps", "max_steps")
+    elif config.max_idle_turns is not None and episode.idle >= config.max_idle_turns:
+        _end(episode, "idle", "idle")
     elif trajectory.completion_tokens >= config.max_completion_tokens:
         _end(episode, "max_tokens", "max_tokens")
     elif time.perf_counter() - episode.started >= episode.wall_time_s:

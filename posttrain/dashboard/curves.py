@@ -31,6 +31,8 @@ PANELS: list[tuple[str, tuple[str, ...]]] = [
     ("Token share per domain", (r"mixture/[^/]+/token_share",)),
     ("Gradient conflict (cosine)", (r"conflict/.+/(cosine|min_group_cosine)", r"conflict/min_cosine")),
 ]
+# the keys that average a panel's per-domain series
+MEAN_KEYS = frozenset({"reward_mean", "pass_rate", "eval/overall"})
 _COMPILED = [(title, [re.compile(p + r"\Z") for p in patterns]) for title, patterns in PANELS]
 
 
@@ -44,13 +46,18 @@ def _is_number(value: Any) -> bool:
 
 
 def panels(keys: list[str]) -> list[dict[str, Any]]:
-    """[{title, keys, bands}] for the panels with at least one key; `bands` pairs each
-    monitor accuracy's ci_high and ci_low keys, which the chart fills between."""
+    """[{title, keys, bands, means}] for the panels with at least one key; `bands` pairs each
+    monitor accuracy's ci_high and ci_low keys, which the chart fills between; `means` are the
+    keys that average over domains, listed first so that they are drawn first (dashed, under the
+    domains: a run of one domain has its domain's line equal to the mean, and drawn last the
+    mean would hide it)."""
     out = []
     for title, patterns in _COMPILED:
         matched = [k for k in keys if any(p.match(k) for p in patterns)]
         if not matched:
             continue
+        means = [k for k in matched if k in MEAN_KEYS]
+        matched = means + [k for k in matched if k not in MEAN_KEYS]
         bands = [
             [k.replace("/accuracy", "/ci_high"), k.replace("/accuracy", "/ci_low")]
             for k in matched
@@ -59,7 +66,7 @@ def panels(keys: list[str]) -> list[dict[str, Any]]:
             and k.replace("/accuracy", "/ci_high") in matched
             and k.replace("/accuracy", "/ci_low") in matched
         ]
-        out.append({"title": title, "keys": matched, "bands": bands})
+        out.append({"title": title, "keys": matched, "bands": bands, "means": means})
     return out
 
 

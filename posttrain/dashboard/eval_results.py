@@ -6,10 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from posttrain.evaluate.metrics import outcome
+
 
 def result_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """Every row of results.jsonl, and one problem line per line that is not JSON (the last
-    line while it is still being written is not one)."""
+    """Every row of results.jsonl with its one `outcome` label (passed, or the failure category),
+    and one problem line per line that is not JSON (the last line while it is still being
+    written is not one)."""
     results = path / "results.jsonl"
     if not results.is_file():
         return [], []
@@ -20,9 +23,11 @@ def result_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line))
+            row = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError):
             problems.append(f"results.jsonl:{number}: not JSON; line skipped")
+            continue
+        rows.append({**row, "outcome": outcome(row)})
     return rows, problems
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from posttrain.dashboard.directories import EVAL, INSPECT, RUN, Directory
+from posttrain.observe.run_story import comparison
 
 LIVE_WINDOW_S = 120.0
 _WATCHED = ("metrics.jsonl", "trajectories.sqlite", "trajectories.sqlite-wal", "results.jsonl", "config.toml")
@@ -77,6 +78,9 @@ def _run(path: Path, last_step: int | None) -> dict[str, Any]:
             "delta_ci95": summary.get("delta_ci95"),
             "per_domain_delta": summary.get("per_domain_delta"),
         },
+        # held-out pass@1 by stage: base -> SFT -> RL for a warm-started run (summary.json's
+        # before/after are SFT -> RL there, which would hide the base model's score)
+        "comparison": comparison(summary, path),
         "seesaw_alarms": summary.get("seesaw_alarms") or [],
         "config": config,
         "problems": [p for p in (config_problem, summary_problem) if p],

@@ -73,13 +73,29 @@ def eval_command(
     temperature: float | None = typer.Option(
         None, "--temperature", min=0.0, help="Default: 0 (greedy) for one attempt, 0.7 for more."
     ),
-    max_steps: int = typer.Option(30, "--max-steps", min=1, help="Turns per episode."),
-    reply_tokens: int = typer.Option(256, "--reply-tokens", min=8, help="New tokens per turn."),
+    max_steps: int | None = typer.Option(
+        None,
+        "--max-steps",
+        min=1,
+        help="Turns per episode. Default: the model's agent_settings.json (a trained checkpoint's), else 30.",
+    ),
+    reply_tokens: int | None = typer.Option(
+        None,
+        "--reply-tokens",
+        min=8,
+        help="New tokens per turn. Default: the model's agent_settings.json, else 256.",
+    ),
     tools: str | None = typer.Option(
         None,
         "--tools",
-        help="Offer only these tools (comma-separated, e.g. bash,finish: the prompt a model trained with "
-        "[agent] tools saw). Default: all.",
+        help="Offer only these tools (comma-separated, e.g. bash,finish), or all. Default: the tools in the "
+        "model's agent_settings.json (the prompt it was trained with), else all.",
+    ),
+    scratch_notes: bool | None = typer.Option(
+        None,
+        "--scratch-notes/--no-scratch-notes",
+        help="Budget warnings and recovery notes in the agent's prompt. Default: the model's "
+        "agent_settings.json, else on.",
     ),
     prices: Path | None = typer.Option(None, "--prices", help="TOML with [prices] prompt, completion per 1k tokens."),
     api_key_env: str = typer.Option("OPENAI_API_KEY", "--api-key-env", help="openai: the variable holding the key."),
@@ -113,6 +129,10 @@ def eval_command(
     again with the same --out to resume: finished attempts are skipped. Ctrl-C stops at once
     and says how many attempts were saved (exit 130); SIGTERM does the same (exit 143).
 
+    A model directory with an agent_settings.json (every checkpoint of a run that trained an
+    agent) sets the agent's tools, turns, tokens per turn, context, scratch notes and system
+    prompt to those it was trained with; one line says so, and any flag given overrides.
+
     A task directory that does not load (a missing tests/test.sh, a bad task.toml) is listed
     with its reason and counted as invalid in summary.json; the rest are evaluated (--strict
     stops instead). A key in task.toml that Harbor would ignore (a typo) is warned about.
@@ -120,6 +140,7 @@ def eval_command(
     \b
     posttrain eval --tasks tasks/terminal --agent oracle --out runs/eval-oracle
     posttrain eval --tasks tasks/terminal --agent model --model smollm2-135m -k 4 --out runs/eval-smol
+    posttrain eval --tasks tasks/terminal --agent model --model builtin:runs/agent/checkpoints/step-10 --out runs/rl
     posttrain eval --tasks longctx:all:1k,4k:2 --agent model --out runs/longctx
     posttrain eval --tasks scene:1,2:20 --agent model --out runs/scene
     posttrain eval compare runs/eval-a runs/eval-b

@@ -30,9 +30,10 @@ class EvalRequest:
     tags: str | None  # comma-separated
     seed: int
     temperature: float | None  # None: 0 (greedy) for one attempt, 0.7 for more
-    max_steps: int
-    reply_tokens: int
-    tools: str | None  # comma-separated; None: all
+    max_steps: int | None  # None (not given): the model's agent_settings.json, else 30
+    reply_tokens: int | None  # None: the model's agent_settings.json, else 256
+    tools: str | None  # comma-separated or "all"; None: the model's agent_settings.json, else all
+    scratch_notes: bool | None  # None: the model's agent_settings.json, else on
     prices: Path | None  # TOML with [prices] prompt, completion per 1k tokens
     api_key_env: str
     shared_tokenizer: str | None
@@ -54,6 +55,7 @@ def run_eval_request(request: EvalRequest, out: Path, say: Callable[[str], None]
 
     total = None  # attempts planned, once the tasks are loaded
     try:
+        trained = _saved_agent_settings(request)  # a malformed file stops the run before the model loads
         engine, limit = None, None
         if request.agent == "model":
             from posttrain.engine.factory import engine_for_spec
@@ -66,17 +68,19 @@ def run_eval_request(request: EvalRequest, out: Path, say: Callable[[str], None]
             )
         else:
             tokenizer = load_tokenizer("smollm2-135m")
+        agent = _agent_settings(request, trained, limit)
+        if agent.line:
+            say(agent.line)
         task_list, invalid = load_tasks(request.tasks, tokenizer, request.names, request.tags)
         _report_task_problems(task_list, invalid, request.strict, say)
         task_list = _gated(request, task_list, out, say)
         temp = request.temperature if request.temperature is not None else (0.0 if request.attempts == 1 else 0.7)
-        params = SamplingParams(temperature=temp, max_tokens=request.reply_tokens)
+        params = SamplingParams(temperature=temp, max_tokens=agent.config.reply_tokens)
         policy = (
             {"oracle": OraclePolicy, "nop": NopPolicy}[request.agent]()
             if request.agent != "model"
             else ModelPolicy(engine, tokenizer, params)
         )
-        config = _agent_config(request, limit)
         total = len(task_list) * request.attempts
         progress, on_attempt = _progress(total)
         with progress:
@@ -92,7 +96,8 @@ def run_eval_request(request: EvalRequest, out: Path, say: Callable[[str], None]
                 model=request.model if request.agent == "model" else "",
                 engine=engine,
                 params=params,
-                agent_config=config,
+                agent_config=agent.config,
+                system_prompt=agent.system_prompt,
                 prices=read_prices(request.prices),
                 on_attempt=on_attempt,
                 tasks_spec=request.tasks,
@@ -183,20 +188,21 @@ def _gated(request: EvalRequest, task_list: list, out: Path, say) -> list:
     return task_list
 
 
-def _agent_config(request: EvalRequest, limit: int | None):
-    from pydantic import ValidationError
+def _saved_agent_settings(request: EvalRequest) -> tuple:
+    """(the settings a model agent saved beside its weights, their file), or (None, "")."""
+    from posttrain.agent.trained_settings import model_agent_settings
 
-    from posttrain.agent.loop import AgentConfig
+    found = model_agent_settings(request.model) if request.agent == "model" else None
+    return found if found else (None, "")
 
-    try:
-        return AgentConfig(
-            max_steps=request.max_steps,
-            reply_tokens=request.reply_tokens,
-            tools=[t.strip() for t in request.tools.split(",")] if request.tools else None,
-            **({"max_context_tokens": limit} if limit else {}),
-        )
-    except ValidationError as exc:
-        raise PosttrainError(f"--tools: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+
+def _agent_settings(request: EvalRequest, saved: tuple, limit: int | None):
+    """The agent's settings: the flags given, over the saved ones (see evaluate/agent_settings.py)."""
+    from posttrain.evaluate.agent_settings import AgentFlags, resolve_agent_settings
+
+    settings, source = saved
+    flags = AgentFlags(request.max_steps, request.reply_tokens, request.tools, request.scratch_notes)
+    return resolve_agent_settings(flags, settings, str(source), limit)
 
 
 def _progress(total: int):

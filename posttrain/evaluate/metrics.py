@@ -23,6 +23,7 @@ FAILURE_CATEGORIES = (
     "verifier_timeout",
     "context_overflow",
     "tool_errors",
+    "no_tool_calls",
     "sandbox_error",
     "engine_error",
     "wrong_answer",
@@ -49,6 +50,8 @@ def failure_category(trajectory: Trajectory) -> str | None:
         return "agent_timeout"
     if mode in ("max_steps", "max_tokens", "cost"):
         return "budget_exhausted"
+    if mode == "idle":
+        return "no_tool_calls"
     if mode in ("verifier_timeout", "context_overflow"):
         return mode
     if mode in ("verifier_error", "verifier_unavailable"):
@@ -62,6 +65,11 @@ def failure_category(trajectory: Trajectory) -> str | None:
     if calls and len(failed) * 2 > len(calls):
         return "tool_errors"  # it stopped, but most of its calls had failed
     return "wrong_answer"
+
+
+def outcome(row: dict) -> str:
+    """An attempt's one label: `passed`, or the failure category of a failed attempt."""
+    return "passed" if row.get("passed") else row.get("failure") or "wrong_answer"
 
 
 def tool_call_accuracy(trajectories: list[Trajectory]) -> float | None:

@@ -1,17 +1,29 @@
 """report.md and report.html of an eval run. The HTML is one self-contained file with inline
-SVG plots (no script, no network), so it opens anywhere, offline."""
+SVG plots (no script, no network), so it opens anywhere, offline. Each attempt is a row with one
+outcome label (`passed` or its failure category) that links to what the agent did: each turn's
+reply and each command with its output (cut at OUTPUT_CHARS), and the trajectory's JSON file."""
 
 from __future__ import annotations
 
 import html
+import json
 from pathlib import Path
 
+from posttrain.evaluate.metrics import outcome
 from posttrain.observe.svg_charts import bar_chart, histogram
+
+OUTPUT_CHARS = 1500  # of each reply and command output shown in the report; the JSON has all
 
 
 def write_reports(out: Path, summary: dict, perf: dict, rows: list[dict]) -> None:
-    (out / "report.md").write_text(markdown_report(summary, perf))
-    (out / "report.html").write_text(html_report(summary, perf, rows))
+    episodes = {}
+    for row in rows:
+        try:
+            episodes[row["trajectory"]] = json.loads((out / row["trajectory"]).read_text())
+        except (OSError, json.JSONDecodeError):
+            continue  # the attempt's row still links to the file
+    (out / "report.md").write_text(markdown_report(summary, perf, rows))
+    (out / "report.html").write_text(html_report(summary, perf, rows, episodes))
 
 
 def _fmt(value, digits: int = 3) -> str:
@@ -22,7 +34,11 @@ def _fmt(value, digits: int = 3) -> str:
     return str(value)
 
 
-def markdown_report(summary: dict, perf: dict) -> str:
+def _attempt_order(rows: list[dict]) -> list[dict]:
+    return sorted(rows, key=lambda r: (r["task_id"], r["attempt"]))
+
+
+def markdown_report(summary: dict, perf: dict, rows: list[dict] | None = None) -> str:
     lines = [
         f"# Eval: {summary.get('agent')} on {summary.get('task_source') or 'tasks'}",
         "",
@@ -67,11 +83,30 @@ def markdown_report(summary: dict, perf: dict) -> str:
             for task, t in summary["tasks"].items()
         ),
         "",
+        *_markdown_attempts(rows or []),
     ]
     return "\n".join(lines)
 
 
-def html_report(summary: dict, perf: dict, rows: list[dict]) -> str:
+def _markdown_attempts(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    return [
+        "## Attempts",
+        "",
+        "| task | attempt | outcome | reward | steps | trajectory |",
+        "|---|---|---|---|---|---|",
+        *(
+            f"| {r['task_id']} | {r['attempt']} | {outcome(r)} | {_fmt(r['reward'])} | {r['steps']} | "
+            f"[{r['trajectory']}]({r['trajectory']}) |"
+            for r in _attempt_order(rows)
+        ),
+        "",
+    ]
+
+
+def html_report(summary: dict, perf: dict, rows: list[dict], episodes: dict[str, dict] | None = None) -> str:
+    """`episodes`: each attempt's trajectory (its JSON) by the row's `trajectory` path."""
     plots = [
         bar_chart("Pass rate by category", list(summary["pass_rate_by_category"].items()), 1.0, "pass-by-category"),
         bar_chart(
@@ -80,7 +115,7 @@ def html_report(summary: dict, perf: dict, rows: list[dict]) -> str:
             plot_id="failure-modes",
             fmt="{:.0f}",
         ),
-        histogram("Steps per attempt", [float(r["steps"]) for r in rows], plot_id="steps"),
+        histogram("Steps (turns) per attempt", [float(r["steps"]) for r in rows], plot_id="steps", integer=True),
         histogram(
             "Agent time per attempt", [float(r["time_s"]["agent"]) for r in rows], plot_id="agent-time", unit="s"
         ),
@@ -94,7 +129,9 @@ def html_report(summary: dict, perf: dict, rows: list[dict]) -> str:
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>posttrain eval report</title>
 <style>body{{font-family:sans-serif;margin:2em;max-width:60em}}table{{border-collapse:collapse}}
-td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}}svg.plot{{display:block;margin:1.5em 0}}</style>
+td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}}svg.plot{{display:block;margin:1.5em 0}}
+section.episode{{border-top:1px solid #ccc;margin-top:1em}}section.episode:target{{background:#fff8e0}}
+pre{{background:#f6f6f6;padding:4px;white-space:pre-wrap;max-height:20em;overflow:auto}}</style>
 </head><body>
 <h1>Eval: {html.escape(str(summary.get("agent")))} on {html.escape(str(summary.get("task_source") or "tasks"))}</h1>
 <p>model <code>{html.escape(str(summary.get("model") or "-"))}</code>, {summary["n_tasks"]} tasks,
@@ -109,6 +146,7 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}}svg.plot{{display:
 <h2>Tasks</h2>
 <table><tr><th>task</th><th>category</th><th>passed / attempts</th><th>mean reward</th><th>mean steps</th></tr>
 {table}</table>
+{_attempts_html(rows, episodes or {})}
 </body></html>
 """
 
@@ -120,3 +158,64 @@ def _invalid_section(summary: dict) -> list[str]:
         return []
     rows = [f"| {item['task']} | {item['reason'].replace('|', '/')} |" for item in invalid]
     return [f"## Invalid tasks ({len(invalid)}, not run)", "", "| task | reason |", "|---|---|", *rows, ""]
+
+
+def _cut(text: str) -> str:
+    return (
+        text
+        if len(text) <= OUTPUT_CHARS
+        else text[:OUTPUT_CHARS] + f"\n... ({len(text) - OUTPUT_CHARS} more characters)"
+    )
+
+
+def call_text(call: dict) -> str:
+    """A tool call as the agent wrote it: a shell command as `$ COMMAND`, another tool as its
+    name and arguments."""
+    arguments = call.get("arguments")
+    if isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
+        return f"$ {arguments['command']}"
+    return f"{call.get('name')} {arguments if isinstance(arguments, str) else json.dumps(arguments)}"
+
+
+def _attempts_html(rows: list[dict], episodes: dict[str, dict]) -> str:
+    """The attempts table (one outcome label each, a link to the episode) and the episodes."""
+    if not rows:
+        return ""
+    ordered = _attempt_order(rows)
+    table = "".join(
+        f'<tr class="attempt"><td>{html.escape(r["task_id"])}</td><td>{r["attempt"]}</td>'
+        f'<td class="outcome">{html.escape(outcome(r))}</td><td>{_fmt(r["reward"])}</td><td>{r["steps"]}</td>'
+        f"<td>{r['tool_calls_ok']}/{r['tool_calls']}</td>"
+        f'<td><a class="episode-link" href="#episode-{i}">what the agent did</a></td></tr>'
+        for i, r in enumerate(ordered)
+    )
+    sections = "".join(_episode_html(i, r, episodes.get(r["trajectory"])) for i, r in enumerate(ordered))
+    return (
+        "<h2>Attempts</h2>\n<table><tr><th>task</th><th>attempt</th><th>outcome</th><th>reward</th><th>steps</th>"
+        f"<th>tool calls ok</th><th>episode</th></tr>{table}</table>\n<h2>Episodes</h2>\n{sections}"
+    )
+
+
+def _episode_html(index: int, row: dict, trajectory: dict | None) -> str:
+    path = html.escape(row["trajectory"])
+    head = (
+        f'<section class="episode" id="episode-{index}"><h3>{html.escape(row["task_id"])} attempt {row["attempt"]}: '
+        f"{html.escape(outcome(row))}</h3><p>stop reason {html.escape(str(row.get('stop_reason') or '-'))}, "
+        f'reward {_fmt(row["reward"])}; the whole trajectory: <a href="{path}">{path}</a></p>'
+    )
+    if trajectory is None:
+        return head + "<p>(the trajectory file could not be read)</p></section>"
+    turns = []
+    for turn in trajectory.get("turns") or []:
+        calls = "".join(
+            f'<div class="call"><pre class="command">{html.escape(call_text(c))}</pre>'
+            f"<p>{html.escape(str(c.get('name')))}: exit {c.get('exit_code')}"
+            + (f", error {html.escape(str(c['error']))}" if c.get("error") else "")
+            + f'</p><pre class="output">{html.escape(_cut(str(c.get("observation") or "")))}</pre></div>'
+            for c in turn.get("tool_calls") or []
+        )
+        turns.append(
+            f'<div class="turn"><h4>turn {turn.get("index")}</h4>'
+            f'<pre class="reply">{html.escape(_cut(str(turn.get("text") or "")))}</pre>{calls}</div>'
+        )
+    return head + "".join(turns) + "</section>"

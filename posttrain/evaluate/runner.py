@@ -123,10 +123,12 @@ def run_eval(
     backend: str | None = None,
     invalid: list | None = None,
     say=None,
+    system_prompt: str | None = None,
 ) -> dict:
     """Run (or resume) an eval into `out`; returns the summary. `invalid`: task directories that
     did not load (posttrain.tasks.harbor.InvalidTask), reported in the summary and not run.
-    `say`: a function that takes a line (here: that the run resumes, and how far it got)."""
+    `say`: a function that takes a line (here: that the run resumes, and how far it got).
+    `system_prompt`: the agent's system message (default: built from agent_config's tools)."""
     prices = prices or {}
     out.mkdir(parents=True, exist_ok=True)
     settings = {
@@ -180,6 +182,7 @@ def run_eval(
             on_episode_end=ended,
             seeds=[attempt_seed(seed, t.id, a) for t, a in terminal],
             max_live=concurrency,
+            system=system_prompt,
         )
     if answer:
         _answer_attempts(answer, agent, engine, tokenizer, params, seed, concurrency, record, max_context_tokens)

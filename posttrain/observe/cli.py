@@ -1,4 +1,5 @@
-"""`posttrain trajectories export`: a run's stored samples as JSONL or Parquet."""
+"""`posttrain trajectories export`: a run's stored samples as JSONL or Parquet. `posttrain runs show`:
+a run's story as text."""
 
 from __future__ import annotations
 
@@ -34,3 +35,22 @@ def export_command(
     except PosttrainError as exc:
         fail(str(exc))
     console.print(f"exported {count} samples to {target}", highlight=False)
+
+
+runs_app = command_group("Training runs as text: what ran and what it achieved, without a browser.")
+
+
+@runs_app.command("show")
+def show_command(
+    run: Path = typer.Argument(..., help="A training run directory (posttrain train --out)."),
+) -> None:
+    """The run's story: config, stages (base eval, SFT, RL), held-out pass@1 base -> SFT -> RL
+    (before -> after without a warm start) overall, per held-out set and per family with 95%
+    intervals, each domain's final training reward, steps, wall time and the checkpoints."""
+    from posttrain.observe.run_story import read_story, story_lines
+
+    try:
+        story = read_story(run)
+    except PosttrainError as exc:
+        fail(str(exc))
+    typer.echo("\n".join(story_lines(story)))  # the command's output: stdout, for a pipe

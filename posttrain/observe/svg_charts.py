@@ -4,6 +4,7 @@ network, so a report opens anywhere, offline."""
 from __future__ import annotations
 
 import html
+import math
 
 _BAR = "#4c78a8"
 
@@ -35,16 +36,42 @@ def bar_chart(
     return "".join(parts)
 
 
-def histogram(title: str, values: list[float], bins: int = 10, plot_id: str = "", unit: str = "") -> str:
-    """How many of `values` fall in each of `bins` equal-width bins, as a bar chart."""
+def histogram(
+    title: str, values: list[float], bins: int = 10, plot_id: str = "", unit: str = "", integer: bool = False
+) -> str:
+    """How many of `values` fall in each bin, as a bar chart, at most about `bins` bins.
+    `integer`: counts (steps, turns), one bin per whole number, labelled by it ("3"), or per run
+    of whole numbers ("10-19") when they span more than `bins`. Else bins of a round width (1, 2
+    or 5 times a power of ten) between multiples of it ("0.5-1.0s"); equal values are one bin."""
     if not values:
         return bar_chart(title, [], plot_id=plot_id)
     low, high = min(values), max(values)
-    span = (high - low) or 1.0
-    counts = [0] * bins
+    if integer:
+        low, high = math.floor(low), math.floor(high)
+        width = max(1, int(round_width((high - low + 1) / bins))) if high - low + 1 > bins else 1
+    else:
+        width = round_width((high - low) / bins) if high > low else 0.0
+    start = math.floor(low / width) * width if width else low
+    count = int((high - start) / width + 1e-9) + 1 if width else 1
+    counts = [0] * count
     for v in values:
-        counts[min(bins - 1, int((v - low) / span * bins))] += 1
-    items = [
-        (f"{low + span * i / bins:.1f}-{low + span * (i + 1) / bins:.1f}{unit}", float(c)) for i, c in enumerate(counts)
-    ]
+        index = int(((math.floor(v) if integer else v) - start) / width + 1e-9) if width else 0
+        counts[min(count - 1, index)] += 1
+    items = [(_bin_label(start + width * i, width, integer) + unit, float(c)) for i, c in enumerate(counts)]
     return bar_chart(title, items, plot_id=plot_id, fmt="{:.0f}")
+
+
+def round_width(raw: float) -> float:
+    """The smallest of 1, 2 or 5 times a power of ten that is at least `raw` (> 0)."""
+    power = 10.0 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw * (1 - 1e-9))
+
+
+def _bin_label(edge: float, width: float, integer: bool) -> str:
+    if integer:
+        first, last = int(edge), int(edge + width) - 1
+        return str(first) if first == last else f"{first}-{last}"
+    if not width:
+        return f"{edge:g}"
+    digits = max(0, -math.floor(math.log10(width) + 1e-9))
+    return f"{edge:.{digits}f}-{edge + width:.{digits}f}"

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from posttrain.agent.trained_settings import checkpoint_files
 from posttrain.config import RunConfig
 from posttrain.evaluate.statistics import paired_bootstrap_ci
 from posttrain.observe.metrics import MetricSinks, truncate_metrics_after
@@ -56,6 +57,7 @@ def save_step_checkpoint(
         {"mixture": mixture.state_dict(), "policy_version": step, "wall_s": wall_s},
         keep=config.train.keep_checkpoints,
         pipeline_state=pipeline_state,
+        extra_files=checkpoint_files(config),
     )
 
 

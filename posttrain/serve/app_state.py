@@ -17,6 +17,7 @@ class ServedModel:
     max_model_len: int
     variant: str  # standard or fast
     vocab_size: int
+    system_prompt: str | None = None  # for chats with no system message and no tools (a trained agent's)
 
 
 @dataclass

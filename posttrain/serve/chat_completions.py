@@ -22,7 +22,7 @@ async def chat_completion(state: AppState, body: ChatCompletionRequest, request:
     served = state.served
     check_model(served, body.model)
     try:
-        prompt = build_chat_prompt(served.tokenizer, body)
+        prompt = build_chat_prompt(served.tokenizer, body, served.system_prompt)
     except Exception as exc:  # a template that refuses these messages (e.g. bad role order)
         raise ApiError(400, f"messages: cannot apply the chat template: {exc}", param="messages") from None
     max_tokens = body.max_completion_tokens or body.max_tokens

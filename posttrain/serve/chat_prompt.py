@@ -35,8 +35,12 @@ class ChatPrompt:
     reply_prefix: str  # text already placed in the assistant's turn (a forced tool call's start)
 
 
-def build_chat_prompt(tokenizer, request: ChatCompletionRequest) -> ChatPrompt:
+def build_chat_prompt(tokenizer, request: ChatCompletionRequest, default_system: str | None = None) -> ChatPrompt:
+    """`default_system`: the system message of a request that brings none and no tools (a
+    trained agent's prompt, serve/default_system_prompt.py)."""
     messages = [_render(m) for m in request.messages]
+    if default_system and not request.tools and not any(m["role"] == "system" for m in messages):
+        messages.insert(0, {"role": "system", "content": default_system})
     if request.tools_active:
         system = _tools_system_text(request)
         if messages and messages[0]["role"] == "system":

@@ -75,11 +75,22 @@ def run_command(
         "attention went native it is level with it (1.01x in process at 16 sequences), so it is "
         "off by default (docs/serving.md).",
     ),
+    system_prompt: str | None = typer.Option(
+        None,
+        "--system-prompt",
+        metavar="TEXT",
+        help="The system message of chat requests that bring none and no tools. Default: the system prompt "
+        "a trained agent's checkpoint saved (its agent_settings.json), else none; '' turns it off.",
+    ),
 ) -> None:
     """Serve MODEL at http://HOST:PORT/v1 (chat/completions, completions, models), with /health
     and /metrics (Prometheus). Clients: any OpenAI client, e.g.
     `posttrain eval --model openai:http://127.0.0.1:8000/v1#smollm2-135m`. A port in use is
-    one error line before any model loads."""
+    one error line before any model loads.
+
+    A trained agent's checkpoint (a directory with agent_settings.json) gives chat requests that
+    bring no system message and no tools the system prompt it was trained with (one line at
+    start-up says so); --system-prompt TEXT sets another, --system-prompt '' none."""
     try:
         check_port_free(host, port, "posttrain serve --port")
     except PosttrainError as exc:
@@ -88,6 +99,12 @@ def run_command(
         from posttrain.serve.server import ServerSettings, build_server, serve
     except ImportError as exc:
         fail(f"posttrain serve needs fastapi and uvicorn ({exc}): pip install 'posttrain[serve]'")
+    from posttrain.serve.default_system_prompt import default_system_prompt
+
+    try:
+        chat_system, chat_system_line = default_system_prompt(model, system_prompt)
+    except PosttrainError as exc:
+        fail(str(exc))
     settings = ServerSettings(
         model,
         variant,
@@ -99,6 +116,7 @@ def run_command(
         quantize=quantize,
         engine=engine,
         compile_step=compile_step,
+        system_prompt=chat_system or "",
     )
     try:
         label = variant + (f", {quantize} weights" if quantize else "") + (f", {engine}" if engine != "builtin" else "")
@@ -110,6 +128,8 @@ def run_command(
             f"serving [bold]{settings.served_model_name or model}[/] ({label}) at http://{host}:{port}/v1",
             highlight=False,
         )
+        if chat_system_line:
+            console.print(chat_system_line, markup=False, highlight=False, soft_wrap=True)
         serve(built, host, port)
     except PosttrainError as exc:
         fail(str(exc))

@@ -23,6 +23,7 @@ from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.errors import PosttrainError
 from posttrain.models.loading import load_model, load_tokenizer, resolve_model_dir
 from posttrain.serve.app import ServedModel, create_app
+from posttrain.serve.default_system_prompt import default_system_prompt
 from posttrain.serve.engine_worker import EngineWorker
 from posttrain.serve.metrics import ServerMetrics
 
@@ -45,6 +46,9 @@ class ServerSettings:
     # the builtin engine's decoder layers as one torch.compile graph (engine/builtin/compiled_step.py,
     # --compile); off by default: 1.2x in process, but no gain measured over HTTP yet
     compile_step: bool = False
+    # for chat requests with no system message and no tools; None: the trained agent's saved one
+    # (agent_settings.json beside the weights), "": none (--system-prompt)
+    system_prompt: str | None = None
 
 
 def build_server(settings: ServerSettings):
@@ -61,6 +65,7 @@ def build_server(settings: ServerSettings):
         raise PosttrainError(f"--engine must be one of {', '.join(ENGINES)}, not {settings.engine!r}")
     if settings.engine == "vllm" and settings.quantize:
         raise PosttrainError("--quantize is the builtin engine's; vLLM quantizes through its own checkpoints")
+    system_prompt, _ = default_system_prompt(settings.model, settings.system_prompt)  # before loading the model
     model_name = settings.model.removeprefix("builtin:")
     if settings.engine == "vllm":
         engine, tokenizer, context, vocab = _vllm_engine(settings, model_name)
@@ -79,7 +84,13 @@ def build_server(settings: ServerSettings):
     )
     max_model_len = min(settings.max_model_len or context, context)
     served = ServedModel(
-        settings.served_model_name or settings.model, engine, tokenizer, max_model_len, settings.variant, vocab
+        settings.served_model_name or settings.model,
+        engine,
+        tokenizer,
+        max_model_len,
+        settings.variant,
+        vocab,
+        system_prompt=system_prompt,
     )
     return create_app(served, worker, metrics), worker, metrics
 

@@ -45,8 +45,10 @@ def save_checkpoint(
     state: dict[str, Any],
     keep: int,
     pipeline_state: dict[str, Any] | None = None,
+    extra_files: dict[str, str] | None = None,
 ) -> Path:
-    """`write_model(directory)` writes the model's files (PolicyTrainer.write_files)."""
+    """`write_model(directory)` writes the model's files (PolicyTrainer.write_files);
+    `extra_files` (name -> text) go beside them (an agent run's agent_settings.json)."""
     checkpoints.mkdir(parents=True, exist_ok=True)
     final = checkpoints / f"step-{step}"
     tmp = checkpoints / f".tmp-step-{step}"
@@ -58,6 +60,8 @@ def save_checkpoint(
     if pipeline_state is not None:
         torch.save(pipeline_state, tmp / "pipeline_state.pt")
     (tmp / "state.json").write_text(json.dumps({**state, "step": step}, indent=2))
+    for name, text in (extra_files or {}).items():
+        (tmp / name).write_text(text)
     _fsync_tree(tmp)
     fault_point("checkpoint_write")
     shutil.rmtree(final, ignore_errors=True)

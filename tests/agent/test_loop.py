@@ -125,3 +125,15 @@ def test_budgets_end_episodes(good_file_task, tokenizer):
     assert timed.stop_reason == "timeout" and timed.failure_mode == "timeout"
     assert timed.tool_calls[0].error == "timeout"  # the command was cut at the episode's remaining time
     assert timed.duration_s < 10
+
+
+def test_turns_without_a_tool_call_end_the_episode_after_max_idle_turns(good_file_task, tokenizer):
+    talk = ["I would list the files.", "<tool_call>{broken</tool_call>", "Let me think.", bash("true")]
+    idle = run(good_file_task, ScriptedPolicy(talk), tokenizer, max_steps=8, max_idle_turns=2)
+    assert idle.stop_reason == "idle" and idle.failure_mode == "idle" and len(idle.turns) == 2
+    # a tool call in between resets the count
+    mixed = ["Hmm.", bash("true"), "Hmm.", bash("true"), format_call("finish", {})]
+    kept = run(good_file_task, ScriptedPolicy(mixed), tokenizer, max_steps=8, max_idle_turns=2)
+    assert kept.stop_reason == "finish" and len(kept.turns) == 5
+    default = run(good_file_task, ScriptedPolicy(talk[:3] * 3), tokenizer, max_steps=5)
+    assert default.stop_reason == "max_steps" and len(default.turns) == 5

@@ -67,6 +67,21 @@ def browser():  # or every later test that runs asyncio (or Playwright) in this 
         launched.close()
 
 
+@pytest.fixture
+def page(browser):
+    """A fresh tab of the module's browser."""
+    opened = browser.new_page(viewport={"width": 1280, "height": 900})
+    yield opened
+    opened.close()
+
+
+def open_page(page, url):
+    """Go to a dashboard page and wait until it has drawn; a page that failed says why."""
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='1']", timeout=20_000)
+    assert page.locator("#error").count() == 0, page.locator("#error").inner_text()
+
+
 def get(server, path):
     """The JSON of one endpoint."""
     with urlopen(server.url + path, timeout=30) as response:

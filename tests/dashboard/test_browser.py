@@ -9,20 +9,7 @@ import sqlite3
 
 import pytest
 
-from tests.dashboard.conftest import Server
-
-
-@pytest.fixture
-def page(browser):
-    opened = browser.new_page(viewport={"width": 1280, "height": 900})
-    yield opened
-    opened.close()
-
-
-def open_page(page, url):
-    page.goto(url)
-    page.wait_for_selector("body[data-ready='1']", timeout=20_000)
-    assert page.locator("#error").count() == 0, page.locator("#error").inner_text()
+from tests.dashboard.conftest import Server, open_page
 
 
 def test_runs_curves_and_a_click_through_to_a_token(server, directories, page, tmp_path):
@@ -72,6 +59,7 @@ def test_runs_curves_and_a_click_through_to_a_token(server, directories, page, t
 def test_an_eval_episode_shows_its_tool_calls_and_an_inspection_its_tasks(server, page):
     open_page(page, server.url + "/eval/1")
     assert page.locator("#attempts tr.attempt-row").count() == 1
+    assert page.locator("#attempts tr.attempt-row td.outcome").inner_text() == "passed"  # one label per attempt
     assert page.locator("#eval-tasks tr.task-row td").first.inner_text() == "count-lines"
     page.locator("#attempts a").first.click()
     page.wait_for_url("**/eval/1/episode?path=*")

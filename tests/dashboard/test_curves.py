@@ -10,7 +10,8 @@ def test_each_key_goes_on_its_panel_with_the_monitor_bands():
          "episodes_masked", "masked/sandbox_died"]
     )  # fmt: skip
     panels = {p["title"]: p for p in curves.panels(keys)}
-    assert panels["Reward per domain"]["keys"] == ["reward/add", "reward_mean"]
+    assert panels["Reward per domain"]["keys"] == ["reward_mean", "reward/add"]  # the mean first: drawn under
+    assert panels["Reward per domain"]["means"] == ["reward_mean"] and panels["Loss"]["means"] == []
     assert panels["KL"]["keys"] == ["kl"] and panels["Loss"]["keys"] == ["loss"]
     held_out = panels["Held-out accuracy per domain (monitor, Wilson 95% CI)"]
     assert held_out["bands"] == [["monitor/add/ci_high", "monitor/add/ci_low"]]

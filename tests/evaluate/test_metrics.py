@@ -43,6 +43,7 @@ def trajectory(passed=False, mode=None, stop="finish", errors=()):
         ("timeout", (), "agent_timeout"),
         ("max_steps", (), "budget_exhausted"),
         ("cost", (), "budget_exhausted"),
+        ("idle", ("malformed_call",), "no_tool_calls"),
         ("verifier_timeout", (), "verifier_timeout"),
         ("verifier_error", (), "verifier_failed"),
         ("verifier_unavailable", (), "verifier_failed"),

@@ -213,6 +213,22 @@ def test_sft_learns_writes_a_model_and_resumes_after_a_kill_on_the_same_batches(
     assert evaluated.returncode == 0, evaluated.stderr
 
 
+def test_sft_saves_the_agent_settings_with_its_checkpoints_and_its_model(tmp_path, word_suite):
+    from posttrain.agent.trained_settings import TrainedAgentSettings, read_agent_settings
+    from posttrain.config import load_config
+    from posttrain.pipeline.sft.stage import sft
+
+    config = write_sft_config(tmp_path, word_suite, demonstrations=2)
+    config.write_text(config.read_text().replace("epochs = 3", "epochs = 1"))
+    out = tmp_path / "sft"
+    sft(config, out)
+    expected = TrainedAgentSettings.from_agent_config(load_config(config).agent)
+    assert expected.tools == ["bash", "finish"] and "read_file" not in expected.system_prompt
+    (checkpoint,) = (out / "checkpoints").iterdir()
+    assert read_agent_settings(checkpoint) == expected
+    assert read_agent_settings(out / "model") == expected
+
+
 def test_sft_without_data_and_without_a_table_fail_in_one_line(tmp_path, word_suite):
     result = run_cli(
         ["sft", str(write_sft_config(tmp_path, word_suite, demonstrations=0)), "--out", str(tmp_path / "a")]

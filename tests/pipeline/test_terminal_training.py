@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from posttrain.agent.trained_settings import TrainedAgentSettings, read_agent_settings
 from posttrain.config import load_config
 from posttrain.errors import ConfigError
 from posttrain.models.loading import load_model
@@ -71,6 +72,10 @@ def test_two_steps_of_multi_turn_grpo(tmp_path):
         worst = max(abs(t - e) for t, e in zip(trainer, engine, strict=True))
         assert worst <= records[step - 1]["logprob_mismatch_max"] + 1e-7
     assert summary["n_heldout"] == 1 and summary["eval_after"]["per_domain"].keys() == {"term"}
+    # the checkpoint carries the agent's settings, so eval and serve use the prompt it trained on
+    saved = read_agent_settings(tmp_path / "run" / "checkpoints" / "step-2")
+    assert saved == TrainedAgentSettings.from_agent_config(load_config(path).agent)
+    assert (saved.max_steps, saved.reply_tokens, saved.max_context_tokens) == (2, 12, 2048)
 
 
 def test_terminal_domains_need_a_harbor_source(tmp_path):

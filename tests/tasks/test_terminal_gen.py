@@ -15,7 +15,6 @@ from posttrain.tasks.domains import Domain
 from posttrain.tasks.harbor import load_harbor_task
 from posttrain.tasks.sources import content_key
 from posttrain.tasks.terminal_gen import FAMILIES, TerminalGenSource, generate, write_task
-from posttrain.tasks.terminal_gen.generated_task import MAX_STEPS
 from posttrain.tasks.terminal_gen.layout import ROOTS
 from posttrain.tasks.terminal_gen.registry import template_ids
 from posttrain.tasks.terminal_gen.wording import WORDINGS
@@ -36,7 +35,7 @@ def test_every_cell_writes_a_harbor_task_that_loads(tmp_path, family, difficulty
     task = generate(family, difficulty, seed=5)
     slug = task.template.rsplit("/", 1)[-1]
     assert task.name == f"{family}-d{difficulty}-{slug}-s5" and task.template in template_ids([family], [difficulty])
-    assert 1 <= len(task.steps) <= MAX_STEPS[difficulty] and all("\n" not in s for s in task.steps)
+    assert 1 <= len(task.steps) <= FAMILIES[family].max_steps[difficulty] and all("\n" not in s for s in task.steps)
     assert task.wording in WORDINGS and task.root in ROOTS
     directory = write_task(task, tmp_path)
     assert directory == tmp_path / task.name
@@ -67,7 +66,7 @@ def test_every_template_renders_in_every_wording_and_root(template):
         for root in ROOTS:
             task = generate(family, difficulty, seed=40 + i, template=template, wording=wording, root=root)
             assert (task.template, task.wording, task.root) == (template, wording, root)
-            assert 1 <= len(task.steps) <= MAX_STEPS[difficulty]
+            assert 1 <= len(task.steps) <= FAMILIES[family].max_steps[difficulty]
             # every absolute path the tests and the solution name lies under the chosen root
             for other in set(ROOTS) - {root}:
                 assert other + "/" not in task.tests and not any(other + "/" in s for s in task.steps)
@@ -254,3 +253,13 @@ def test_cli_errors_are_one_line(tmp_path, args, message):
     assert result.returncode == 2 and "Traceback" not in result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
+
+
+def test_a_composite_looks_first_checks_last_and_tests_every_part():
+    task = generate("composite", 2, seed=3, template="composite/d2/yaml-then-diff", root="/opt/work")
+    assert task.steps[0] == "ls -R /opt/work" and task.steps[-1] == "ls -lR /opt/work" and len(task.steps) >= 4
+    assert "/app/version.txt" not in task.tests and "/opt/work/version.txt" in task.tests
+    assert "def test_part1_" in task.tests and "def test_part2_" in task.tests
+    assert task.tests.count("def digest(") == 1  # one shared header
+    compile(task.tests, "test_outputs.py", "exec")
+    assert "check your result before you finish" in task.instruction

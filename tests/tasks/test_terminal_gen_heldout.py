@@ -138,3 +138,17 @@ def test_config_checks_the_heldout_keys():
 def test_a_missing_handwritten_folder_is_one_clear_error(tmp_path):
     with pytest.raises(TaskSourceError, match="domain 't': heldout_handwritten: .*nowhere is not a folder"):
         extra_heldout(domain_config(heldout_handwritten="nowhere"), tmp_path)
+
+
+def test_a_composite_trains_only_when_every_template_it_chains_trains():
+    split = split_templates(
+        "t", list(FAMILIES), [1, 2], ["dates"], ["text-processing/d1/grep-level"], fraction=0.0, seed=0
+    )
+    trained_composites = {t for t in split.training if t.startswith("composite/")}
+    assert "composite/d1/grep-then-chmod" in split.templates  # chains a held-out template
+    assert "composite/d1/weekday-then-link" in split.templates  # chains a held-out family
+    assert "composite/d1/column-then-backup" in trained_composites
+    for template in trained_composites:
+        family, level, slug = template.split("/")
+        uses = next(t.uses for t in FAMILIES[family].templates[int(level[1:])] if t.slug == slug)
+        assert uses and all(u in split.training for u in uses)

@@ -49,9 +49,7 @@ async function runsPage() {
     let progress = "", results = "";
     if (d.kind === "run") {
       progress = `${fmt(d.step)} / ${fmt(d.steps_planned)}`;
-      const before = d.heldout.before, after = d.heldout.after;
-      if (before) results = `held-out ${fmt(before.overall, 3)}` + (after ? ` → ${fmt(after.overall, 3)}` : "");
-      if (d.heldout.delta_ci95) results += ` (Δ 95% CI [${d.heldout.delta_ci95.map((x) => fmt(x, 3)).join(", ")}])`;
+      results = heldoutLine(d.comparison);
       if (d.seesaw_alarms.length) results += `, ${d.seesaw_alarms.length} seesaw alarm(s)`;
     } else if (d.kind === "eval") {
       progress = `${fmt(d.summary.n_attempts)} attempts`;
@@ -76,6 +74,41 @@ async function runsPage() {
     h("table", { id: "runs" }, h("tr", {}, ...["", "name", "kind", "status", "progress", "model", "domains", "results"].map((t) => h("th", {}, t))), rows),
     h("p", {}, compare));
   if (dirs.some((d) => d.status === "live")) pollTimer = setTimeout(runsPage, POLL_MS * 2);
+}
+
+// ---- held-out pass@1 by stage: base → SFT → RL, or before → after (posttrain/observe/run_story.py)
+
+const STAGE_LABELS = { base: "base", sft: "SFT", rl: "RL", before: "before", after: "after" };
+const stageLabel = (c) => STAGE_LABELS[c] || c;
+const score = (v) => (typeof v === "number" ? v.toFixed(3) : "–");
+const interval = (pair) => (pair ? ` [${pair[0].toFixed(2)}, ${pair[1].toFixed(2)}]` : "");
+
+function changeText(key, change) {
+  const [later, earlier] = key.split("_minus_");
+  return `${stageLabel(later)} − ${stageLabel(earlier)} ${change.delta >= 0 ? "+" : ""}${change.delta.toFixed(3)}${interval(change.ci95)}`;
+}
+
+// one line for the runs list: every stage's overall score, and the first-to-last change's interval
+function heldoutLine(table) {
+  const overall = table.rows.find((r) => r.kind === "overall");
+  if (!overall) return "";
+  let line = "held-out " + table.columns.map((c) => `${stageLabel(c)} ${score(overall.values[c])}`).join(" → ");
+  const whole = overall.changes[`${table.columns[table.columns.length - 1]}_minus_${table.columns[0]}`];
+  if (whole && whole.ci95) line += ` (Δ 95% CI${interval(whole.ci95)})`;
+  return line;
+}
+
+function storyTable(table) {
+  if (!table.columns.length) return h("p", { class: "muted", id: "story" }, "held-out pass@1: no evaluation written yet");
+  const label = (r) => (r.kind === "heldout set" ? `${r.label} (held-out set)` : r.kind === "family" ? `family ${r.label}` : r.label);
+  return h("table", { id: "story" },
+    h("tr", {}, h("th", {}, "held-out pass@1"), h("th", {}, "n"), ...table.columns.map((c) => h("th", {}, stageLabel(c))),
+      h("th", {}, "change (paired 95% CI)")),
+    table.rows.map((r) => h("tr", { class: "story-row", "data-label": r.label, "data-kind": r.kind },
+      h("td", {}, label(r)), h("td", {}, r.n || ""),
+      ...table.columns.map((c) => h("td", { class: "score", "data-stage": c }, score(r.values[c]),
+        h("span", { class: "muted" }, interval(r.ci95[c])))),
+      h("td", {}, Object.entries(r.changes).filter(([, ch]) => typeof ch.delta === "number").map(([k, ch]) => changeText(k, ch)).join("; ")))));
 }
 
 // ---- curves ----------------------------------------------------------------------------
@@ -109,19 +142,38 @@ function alarmPlugin(alarmSteps) {
 
 const STEP_TICKS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000];
 
+// The y axis around the values drawn. uPlot spans a flat series 0-100 (all-zero rewards look like
+// a chart of nothing on a percent scale): a flat series gets a small axis around its value instead.
+function yRange(u, min, max) {
+  if (min === null || max === null || !Number.isFinite(min) || !Number.isFinite(max)) return [0, 1];
+  if (min === max) {
+    const pad = Math.max(Math.abs(min) * 0.1, 0.05);
+    return [min - pad, max + pad];
+  }
+  return uPlot.rangeNum(min, max, 0.1, true);
+}
+
 function makeChart(el, panel, data, alarmSteps, onStep) {
   const ci = (k) => /\/ci_(low|high)$/.test(k);
+  const means = panel.means || [];
+  // a mean over domains is dashed and drawn first (the server lists it first), under the domains
   const series = [{ label: "step" }, ...panel.keys.map((k) => ({
-    label: k, stroke: colourFor(k), width: ci(k) ? 1 : 1.5, dash: ci(k) ? [4, 4] : undefined, spanGaps: true,
+    label: k, stroke: colourFor(k), width: ci(k) ? 1 : 1.5, spanGaps: true,
+    dash: ci(k) ? [4, 4] : means.includes(k) ? [8, 5] : undefined,
     points: { show: data.steps.length < 80 },
   }))];
+  el.dataset.keys = JSON.stringify(panel.keys);
+  el.dataset.dashed = JSON.stringify(panel.keys.filter((k) => ci(k) || means.includes(k)));
   const bands = panel.bands.map(([hi, lo]) => ({
     series: [panel.keys.indexOf(hi) + 1, panel.keys.indexOf(lo) + 1], fill: colourFor(hi) + "22",
   }));
   const opts = {
     title: panel.title, width: Math.max(420, el.clientWidth - 10), height: 230, series, bands,
-    scales: { x: { time: false } }, axes: [{ label: "step", incrs: STEP_TICKS }, {}], plugins: [alarmPlugin(alarmSteps)],
-    legend: { live: true },
+    scales: { x: { time: false }, y: { range: yRange } }, axes: [{ label: "step", incrs: STEP_TICKS }, {}],
+    plugins: [alarmPlugin(alarmSteps)], legend: { live: true },
+    hooks: { setScale: [(u, key) => {
+      if (key === "y") Object.assign(el.dataset, { yMin: u.scales.y.min, yMax: u.scales.y.max });
+    }] },
   };
   const u = new uPlot(opts, [data.steps, ...panel.keys.map((k) => data.values[k])], el);
   u.over.addEventListener("click", () => {
@@ -140,6 +192,7 @@ async function curvesPage(index) {
     h("p", {}, `model ${overview.model || "?"} · ${overview.mode || "sync"} · domains ${overview.domains.join(", ")} · step `,
       h("b", { id: "last-step" }, fmt(overview.step)), ` / ${fmt(overview.steps_planned)} · `,
       h("a", { href: `/run/${index}/samples` }, "trajectories")),
+    storyTable(overview.comparison),
     h("details", { id: "config" }, h("summary", {}, "config.toml (resolved)"), h("pre", {}, JSON.stringify(overview.config, null, 1))));
   const alarmsBox = h("div", { id: "alarms" });
   const charts = h("div", { class: "charts", id: "charts" });
@@ -226,7 +279,7 @@ async function comparePage() {
     const series = [{ label: "step" }, ...parts.flatMap((x, run) => x.panel.keys.map((k) => ({
       label: `${x.name}: ${k}`, stroke: colourFor(k), dash: dashes[run % dashes.length], width: 1.5, spanGaps: true,
     })))];
-    new uPlot({ title, width: Math.max(420, el.clientWidth - 10), height: 230, series, scales: { x: { time: false } },
+    new uPlot({ title, width: Math.max(420, el.clientWidth - 10), height: 230, series, scales: { x: { time: false }, y: { range: yRange } },
       axes: [{ label: "step", incrs: STEP_TICKS }, {}] }, joined, el);
     el.dataset.series = String(keys.length);
   }
@@ -389,9 +442,9 @@ async function evalPage(index) {
       Object.entries(r.tasks).map(([id, t]) => h("tr", { class: "task-row" }, h("td", {}, id), h("td", {}, t.category), h("td", {}, t.attempts),
         h("td", {}, t.passed), h("td", {}, fmt(t.mean_reward, 3)), h("td", {}, fmt(t.pass_at_k)), h("td", {}, fmt(t.mean_steps, 3))))),
     h("h3", {}, "Attempts"),
-    h("table", { id: "attempts" }, h("tr", {}, ...["task", "attempt", "category", "reward", "passed", "failure", "steps", "tool calls", "episode"].map((t) => h("th", {}, t))),
+    h("table", { id: "attempts" }, h("tr", {}, ...["task", "attempt", "category", "reward", "outcome", "steps", "tool calls", "episode"].map((t) => h("th", {}, t))),
       r.rows.map((row) => h("tr", { class: "attempt-row" }, h("td", {}, row.task_id), h("td", {}, row.attempt), h("td", {}, row.category),
-        h("td", {}, fmt(row.reward, 3)), h("td", {}, String(row.passed)), h("td", {}, row.failure || ""), h("td", {}, row.steps),
+        h("td", {}, fmt(row.reward, 3)), h("td", { class: "outcome" }, row.outcome), h("td", {}, row.steps),
         h("td", {}, `${row.tool_calls_ok}/${row.tool_calls}`),
         h("td", {}, h("a", { href: `/eval/${index}/episode?path=${encodeURIComponent(row.trajectory)}` }, "turns"))))));
   if (overview.status === "live") pollTimer = setTimeout(() => evalPage(index), POLL_MS);

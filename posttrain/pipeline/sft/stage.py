@@ -23,6 +23,7 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
+from posttrain.agent.trained_settings import checkpoint_files
 from posttrain.config import AlgorithmConfig, OptimConfig, RunConfig, config_relative_path
 from posttrain.console import draws_live, line_printer, progress_bar
 from posttrain.cpu import bf16_is_fast
@@ -291,6 +292,7 @@ class _Stage:
             self.trainer.state_dict(),
             {"stage": "sft"},
             keep=1,
+            extra_files=checkpoint_files(self.config),
         )
 
     def _sync_engine(self) -> None:
@@ -301,6 +303,8 @@ class _Stage:
         shutil.rmtree(tmp, ignore_errors=True)
         self.trainer.model.save_pretrained(tmp, safe_serialization=True)
         self.tokenizer.save_pretrained(tmp)
+        for name, text in checkpoint_files(self.config).items():
+            (tmp / name).write_text(text)
         tmp.rename(self.sd.model)
 
     # ---- evaluation and display --------------------------------------------------------------

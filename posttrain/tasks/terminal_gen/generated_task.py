@@ -41,6 +41,7 @@ class Template:
     slug: str
     summary: str  # what it asks for, in a few words
     build: Callable[[random.Random, Layout], TaskParts]
+    uses: tuple[str, ...] = ()  # the template ids a composite chains (families/composite.py)
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class Family:
     name: str
     skill: str
     templates: dict[int, tuple[Template, ...]]  # difficulty -> its templates; the first is the original
+    max_steps: dict[int, int] = field(default_factory=lambda: dict(MAX_STEPS))  # the solution's length cap
 
     @property
     def levels(self) -> tuple[str, ...]:
@@ -109,9 +111,10 @@ class Family:
             f"{self.name}:{difficulty}:{seed}" if index == 0 else f"{self.name}:{difficulty}:{chosen.slug}:{seed}"
         )
         parts = chosen.build(data_rng, layout)
-        if not 1 <= len(parts.steps) <= MAX_STEPS[difficulty] or any("\n" in s for s in parts.steps + parts.setup):
+        longest = self.max_steps[difficulty]
+        if not 1 <= len(parts.steps) <= longest or any("\n" in s for s in parts.steps + parts.setup):
             raise AssertionError(
-                f"{self.name} d{difficulty} {chosen.slug}: the solution must be 1..{MAX_STEPS[difficulty]} one-line "
+                f"{self.name} d{difficulty} {chosen.slug}: the solution must be 1..{longest} one-line "
                 "steps, and each setup command one line"
             )
         text = render(

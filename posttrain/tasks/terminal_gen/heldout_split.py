@@ -55,12 +55,14 @@ def split_templates(
             )
         held.add(template)
     training, heldout = [], []
-    for family in trained:
+    # composites last: they may train only when every template they chain trains
+    for family in sorted(trained, key=lambda f: _chains(f)):
         for difficulty in difficulties:
             cell = FAMILIES[family].template_ids(difficulty)
-            rest = [t for t in cell if t not in held]
+            unusable = {t for t in cell if _uses_heldout(t, training, families, heldout_families)}
+            rest = [t for t in cell if t not in held and t not in unusable]
             drawn = random.Random(f"heldout:{seed}:{family}:{difficulty}").sample(
-                rest, min(len(rest), int(fraction * len(cell)))
+                rest, min(len(rest), max(0, int(fraction * len(cell)) - len(unusable)))
             )
             kept = [t for t in rest if t not in drawn]
             if not kept:
@@ -71,3 +73,15 @@ def split_templates(
             training += kept
             heldout += [t for t in cell if t not in kept]
     return TemplateSplit(trained, training, heldout, [f for f in families if f in heldout_families])
+
+
+def _chains(family: str) -> bool:
+    return any(t.uses for cell in FAMILIES[family].templates.values() for t in cell)
+
+
+def _uses_heldout(template: str, training: list[str], families: list[str], heldout_families: list[str]) -> bool:
+    """A composite chaining a template that does not train here (held out, or of a family
+    outside the domain) would teach what the held-out sets measure."""
+    family, difficulty, slug = parse_template_id(template)
+    uses = next(t.uses for t in FAMILIES[family].templates[difficulty] if t.slug == slug)
+    return any(u.split("/")[0] in heldout_families or u not in training for u in uses)

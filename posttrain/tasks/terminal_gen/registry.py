@@ -7,6 +7,7 @@ from posttrain.errors import TaskSourceError, did_you_mean
 from posttrain.tasks.terminal_gen.families import (
     archives,
     checksums,
+    composite,
     csv_json,
     dates,
     diff_patch,
@@ -52,6 +53,7 @@ FAMILIES: dict[str, Family] = {
         find_size_time,
         links,
         line_endings,
+        composite,
     )
 }
 
