@@ -25,13 +25,16 @@ from posttrain.serve.engine_worker import EngineWorker
 from posttrain.serve.metrics import ServerMetrics
 from posttrain.serve.protocol import ChatCompletionRequest, CompletionRequest
 from posttrain.serve.text_completions import text_completion
+from posttrain.serve.trace_recorder import TraceRecorder
 
 __all__ = ["ServedModel", "create_app"]
 
 
-def create_app(served: ServedModel, worker: EngineWorker, metrics: ServerMetrics) -> FastAPI:
+def create_app(
+    served: ServedModel, worker: EngineWorker, metrics: ServerMetrics, recorder: TraceRecorder | None = None
+) -> FastAPI:
     app = FastAPI(title="posttrain serve", docs_url=None, redoc_url=None)
-    state = AppState(served, worker, metrics)
+    state = AppState(served, worker, metrics, recorder=recorder)
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:

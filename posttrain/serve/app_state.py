@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from posttrain.serve.engine_worker import EngineWorker
 from posttrain.serve.metrics import ServerMetrics
+from posttrain.serve.trace_recorder import TraceRecorder
 
 
 @dataclass
@@ -26,3 +27,4 @@ class AppState:
     worker: EngineWorker
     metrics: ServerMetrics
     created: int = field(default_factory=lambda: int(time.time()))  # /v1/models' `created`
+    recorder: TraceRecorder | None = None  # serve --record

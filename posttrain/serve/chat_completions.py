@@ -10,12 +10,19 @@ from fastapi import Request
 from posttrain.engine.interface import Completion
 from posttrain.serve.api_errors import ApiError
 from posttrain.serve.app_state import AppState, ServedModel
-from posttrain.serve.chat_prompt import TOOL_CALL_END, TOOL_CALL_START, build_chat_prompt, parse_reply
+from posttrain.serve.chat_prompt import (
+    TOOL_CALL_END,
+    TOOL_CALL_START,
+    ChatPrompt,
+    build_chat_prompt,
+    parse_reply,
+)
 from posttrain.serve.engine_requests import check_model, collect, next_update, sampling_params, submit
 from posttrain.serve.engine_worker import ActiveRequest
 from posttrain.serve.openai_responses import chat_logprobs, event_stream, finish_reason, usage
 from posttrain.serve.protocol import ChatCompletionRequest
 from posttrain.serve.text_stream import TextStream
+from posttrain.serve.trace_recorder import trace_row
 
 
 async def chat_completion(state: AppState, body: ChatCompletionRequest, request: Request):
@@ -31,12 +38,13 @@ async def chat_completion(state: AppState, body: ChatCompletionRequest, request:
     params = sampling_params(served, body, prompt.token_ids, max_tokens, stops, top)
     active = submit(state.worker, state.worker.new_request_id("chatcmpl"), prompt.token_ids, params)
     if body.stream:
-        chunks = _chat_chunks(state, body, active, prompt.reply_prefix, request)
+        chunks = _chat_chunks(state, body, active, prompt, request)
         return event_stream(state, chunks, active, request.url.path)
     completions = await collect(state.worker, active, request)
     choices = []
     for completion in completions:
-        reply = parse_reply(_reply_text(body, prompt.reply_prefix, completion), body)
+        text = _reply_text(body, prompt.reply_prefix, completion)
+        reply = parse_reply(text, body)
         message = {"role": "assistant", "content": reply.content}
         if reply.tool_calls:
             message["tool_calls"] = reply.tool_calls
@@ -50,6 +58,7 @@ async def chat_completion(state: AppState, body: ChatCompletionRequest, request:
             choice["token_ids"] = completion.token_ids
             choice["prompt_token_ids"] = prompt.token_ids
         choices.append(choice)
+        _record(state, prompt, completion, text, message, choice["finish_reason"], active.request_id)
     state.metrics.request_done(request.url.path, 200)
     return {
         "id": active.request_id,
@@ -60,6 +69,29 @@ async def chat_completion(state: AppState, body: ChatCompletionRequest, request:
         "usage": usage(prompt.token_ids, completions),
         "system_fingerprint": f"posttrain-{served.variant}",
     }
+
+
+def _record(
+    state: AppState, prompt: ChatPrompt, completion: Completion, text: str, message: dict, finish: str, request_id: str
+) -> None:
+    """serve --record: the finished choice as a chat-data row; `text` is the whole reply."""
+    recorder = state.recorder
+    if recorder is None:
+        return
+    recorder.record(
+        trace_row(
+            prompt.messages,
+            text,
+            message,
+            prompt.token_ids,
+            completion.token_ids,
+            completion.logprobs,
+            finish,
+            recorder.model,
+            recorder.tokenizer,
+            request_id,
+        )
+    )
 
 
 def _reply_text(body: ChatCompletionRequest, prefix: str, completion: Completion) -> str:
@@ -80,9 +112,9 @@ def _delta(index: int, delta: dict) -> dict:
 
 
 async def _chat_chunks(
-    state: AppState, body: ChatCompletionRequest, active: ActiveRequest, prefix: str, request: Request
+    state: AppState, body: ChatCompletionRequest, active: ActiveRequest, prompt: ChatPrompt, request: Request
 ):
-    served = state.served
+    served, prefix = state.served, prompt.reply_prefix
     base = {"id": active.request_id, "object": "chat.completion.chunk", "model": served.name}
     n = body.n
     buffer_tools = body.tools_active
@@ -118,9 +150,9 @@ async def _chat_chunks(
         finished.append(completion)
         delta: dict = {}
         finish = finish_reason(completion)
+        text = _reply_text(body, prefix, completion)
+        reply = parse_reply(text, body)
         if buffer_tools:
-            text = _reply_text(body, prefix, completion)
-            reply = parse_reply(text, body)
             # the content not streamed yet: up to the call, or all of it when no call parsed
             rest = (text.split(TOOL_CALL_START)[0] if reply.tool_calls else text)[stream.emitted :]
             if rest:
@@ -132,6 +164,10 @@ async def _chat_chunks(
             rest = stream.finish(completion.text)
             if rest:
                 delta["content"] = rest
+        message = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["tool_calls"] = reply.tool_calls
+        _record(state, prompt, completion, text, message, finish, active.request_id)
         yield {
             **base,
             "created": int(time.time()),

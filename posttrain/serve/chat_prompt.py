@@ -33,6 +33,7 @@ TOOL_CALL_START, TOOL_CALL_END = "<tool_call>", "</tool_call>"
 class ChatPrompt:
     token_ids: list[int]
     reply_prefix: str  # text already placed in the assistant's turn (a forced tool call's start)
+    messages: list[dict]  # what the chat template rendered (serve --record keeps them)
 
 
 def build_chat_prompt(tokenizer, request: ChatCompletionRequest, default_system: str | None = None) -> ChatPrompt:
@@ -53,7 +54,7 @@ def build_chat_prompt(tokenizer, request: ChatCompletionRequest, default_system:
         prefix = '<tool_call>{"name": ' + json.dumps(request.forced_function) + ', "arguments": '
     elif request.tool_choice == "required":
         prefix = '<tool_call>{"name": "'
-    return ChatPrompt(token_ids(tokenizer(text + prefix, add_special_tokens=False)), prefix)
+    return ChatPrompt(token_ids(tokenizer(text + prefix, add_special_tokens=False)), prefix, messages)
 
 
 def _render(message: Message) -> dict[str, str]:

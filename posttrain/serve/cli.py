@@ -82,6 +82,14 @@ def run_command(
         help="The system message of chat requests that bring none and no tools. Default: the system prompt "
         "a trained agent's checkpoint saved (its agent_settings.json), else none; '' turns it off.",
     ),
+    record: Path | None = typer.Option(
+        None,
+        "--record",
+        metavar="DIR",
+        help="Append every finished chat completion to DIR/traces.jsonl: the conversation as the model saw "
+        "it, the exact token ids and logprobs, the model and its tokenizer; rows `posttrain sft` trains on "
+        "([sft] chat_data). Each row is fsynced before the next (docs/serving.md).",
+    ),
 ) -> None:
     """Serve MODEL at http://HOST:PORT/v1 (chat/completions, completions, models), with /health
     and /metrics (Prometheus). Clients: any OpenAI client, e.g.
@@ -117,6 +125,7 @@ def run_command(
         engine=engine,
         compile_step=compile_step,
         system_prompt=chat_system or "",
+        record_dir=record,
     )
     try:
         label = variant + (f", {quantize} weights" if quantize else "") + (f", {engine}" if engine != "builtin" else "")

@@ -13,6 +13,7 @@ variant being vLLM's n-gram speculation (serve/vllm_stepper.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from transformers import AutoConfig
 
@@ -22,10 +23,12 @@ from posttrain.engine.builtin.quantization import quantize_int8
 from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.errors import PosttrainError
 from posttrain.models.loading import load_model, load_tokenizer, resolve_model_dir
+from posttrain.models.tokenizer_fingerprint import tokenizer_fingerprint
 from posttrain.serve.app import ServedModel, create_app
 from posttrain.serve.default_system_prompt import default_system_prompt
 from posttrain.serve.engine_worker import EngineWorker
 from posttrain.serve.metrics import ServerMetrics
+from posttrain.serve.trace_recorder import TraceRecorder
 
 VARIANTS = ("standard", "fast")
 ENGINES = ("builtin", "vllm")
@@ -49,6 +52,7 @@ class ServerSettings:
     # for chat requests with no system message and no tools; None: the trained agent's saved one
     # (agent_settings.json beside the weights), "": none (--system-prompt)
     system_prompt: str | None = None
+    record_dir: Path | None = None  # --record: every finished chat as a chat-data row (trace_recorder.py)
 
 
 def build_server(settings: ServerSettings):
@@ -66,6 +70,8 @@ def build_server(settings: ServerSettings):
     if settings.engine == "vllm" and settings.quantize:
         raise PosttrainError("--quantize is the builtin engine's; vLLM quantizes through its own checkpoints")
     system_prompt, _ = default_system_prompt(settings.model, settings.system_prompt)  # before loading the model
+    served_name = settings.served_model_name or settings.model
+    recorder = TraceRecorder(settings.record_dir, served_name) if settings.record_dir is not None else None
     model_name = settings.model.removeprefix("builtin:")
     if settings.engine == "vllm":
         engine, tokenizer, context, vocab = _vllm_engine(settings, model_name)
@@ -84,7 +90,7 @@ def build_server(settings: ServerSettings):
     )
     max_model_len = min(settings.max_model_len or context, context)
     served = ServedModel(
-        settings.served_model_name or settings.model,
+        served_name,
         engine,
         tokenizer,
         max_model_len,
@@ -92,7 +98,9 @@ def build_server(settings: ServerSettings):
         vocab,
         system_prompt=system_prompt,
     )
-    return create_app(served, worker, metrics), worker, metrics
+    if recorder is not None:
+        recorder.tokenizer = tokenizer_fingerprint(tokenizer)
+    return create_app(served, worker, metrics, recorder), worker, metrics
 
 
 # positions a server reserves per decode-cache row at start: 16 rows of SmolLM2 take 750 MB

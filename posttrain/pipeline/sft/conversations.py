@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from posttrain.errors import PosttrainError
+from posttrain.models.tokenizer_fingerprint import tokenizer_fingerprint
 from posttrain.pipeline.data_rows import read_data_rows
 from posttrain.pipeline.sft.transcripts import Transcript
 
@@ -71,10 +72,22 @@ def conversation_transcript(tokenizer, where: str, row: dict) -> Transcript:
     return Transcript(task_id=where, source="chat", segments=[segment])
 
 
-def chat_transcripts(paths: list[Path], tokenizer) -> list[Transcript]:
-    """The good rows of the chat data files as transcripts (the bad ones were named at the check)."""
+def chat_transcripts(paths: list[Path], tokenizer, say=print) -> list[Transcript]:
+    """The good rows of the chat data files as transcripts (the bad ones were named at the check).
+    A row recorded by `posttrain serve --record` with another tokenizer (its `tokenizer`
+    fingerprint) is named and left out: its token ids mean other text for this model."""
     rows, _ = read_conversation_rows(paths)
-    return [conversation_transcript(tokenizer, where, row) for where, row in rows]
+    ours = tokenizer_fingerprint(tokenizer)
+    kept = []
+    for where, row in rows:
+        if row.get("tokenizer") not in (None, ours):
+            say(
+                f"[sft] chat_data: skipping {where}: tokenizer: recorded with tokenizer {row['tokenizer']}, "
+                f"this model's is {ours}"
+            )
+            continue
+        kept.append(conversation_transcript(tokenizer, where, row))
+    return kept
 
 
 def _render(tokenizer, messages: list[dict], tools, opens_assistant: bool) -> str:

@@ -121,7 +121,8 @@ class _Stage:
         self.config, self.sft, self.sd = config, config.sft, sd
         self.mixture, self.tokenizer, self.say, self.console = mixture, tokenizer, say, console
         self.extra = [t for p in self.sft.data for t in read_transcripts(config_relative_path(p, config_dir))]
-        self.extra += chat_transcripts([config_relative_path(p, config_dir) for p in self.sft.chat_data], tokenizer)
+        chat_paths = [config_relative_path(p, config_dir) for p in self.sft.chat_data]
+        self.extra += chat_transcripts(chat_paths, tokenizer, say=say)
         if self.sft.demonstrations == 0 and not self.extra:
             raise PosttrainError("[sft]: no data: demonstrations = 0 and no data files (set demonstrations or data)")
         clean_partial_checkpoints(sd.checkpoints)
