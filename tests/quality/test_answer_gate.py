@@ -216,3 +216,35 @@ def test_verifier_that_hangs_on_a_garbage_answer_is_a_broken_verifier(tmp_path):
     long = next(c for c in domain.checks if c.name == "probe:garbage:long_string")
     assert long.status == "fail" and long.verdict == "broken_verifier" and "timed out" in long.summary
     assert domain.verdict == "broken_verifier" and domain.dropped
+
+
+@pytest.mark.timeout(600)
+def test_posttrain_train_with_quality_gate_trains_on_the_kept_domains(tmp_path):
+    config = write_config(
+        tmp_path,
+        """
+        [rollout]
+        prompts_per_step = 3
+        group_size = 2
+        max_new_tokens = 4
+        [train]
+        steps = 1
+        checkpoint_every = 1
+        keep_checkpoints = 1
+        [[domains]]
+        name = "arith"
+        source = "arith.jsonl"
+        heldout = 2
+        """,
+    )
+    train = [sys.executable, "-m", "posttrain.cli", "train", config, "--out"]
+    result = subprocess.run([*train, tmp_path / "run"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    output = result.stdout + result.stderr
+    assert "quality gate: domain 'hackable' dropped (exploitable)" in output
+    assert "quality gate: arith/wrong_reference left out (unsolvable)" in output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert set(summary["per_domain_delta"]) == {"arith"}
+    result = subprocess.run([*train, tmp_path / "strict", "--strict"], capture_output=True, text=True, timeout=600)
+    assert result.returncode != 0 and "(--strict)" in result.stdout + result.stderr
+    assert not (tmp_path / "strict" / "summary.json").exists()
