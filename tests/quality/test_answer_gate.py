@@ -248,3 +248,18 @@ def test_posttrain_train_with_quality_gate_trains_on_the_kept_domains(tmp_path):
     result = subprocess.run([*train, tmp_path / "strict", "--strict"], capture_output=True, text=True, timeout=600)
     assert result.returncode != 0 and "(--strict)" in result.stdout + result.stderr
     assert not (tmp_path / "strict" / "summary.json").exists()
+
+
+def test_parquet_table_in_verl_layout(tmp_path):
+    import pyarrow
+    import pyarrow.parquet
+
+    rows = [
+        {"prompt": [{"role": "user", "content": p}], "reward_model": {"ground_truth": a}, "data_source": "arith"}
+        for p, a in [("1+1?", "2"), ("2+2?", "4"), ("2+2?", "5"), ("4+4?", "8"), ("5+5?", "10"), ("6+6?", "12")]
+    ]
+    pyarrow.parquet.write_table(pyarrow.Table.from_pylist(rows), tmp_path / "train.parquet")
+    cfg = DomainConfig(name="verl", source="parquet:train.parquet", heldout=1, verifier="numeric")
+    _, [domain] = inspect([cfg], tmp_path)
+    assert domain.verdict == "ok" and {i.id for i in domain.items} == {"verl/1", "verl/2"}
+    assert all("conflicting" in i.reason for i in domain.items)
