@@ -750,8 +750,9 @@ class RunConfig(_Strict):
     )
     quality_gate: bool = Field(
         False,
-        description="inspect the terminal domains' tasks before training (into "
-        "RUN_DIR/quality/) and skip the ones quarantined",
+        description="inspect the domains before training (into RUN_DIR/quality/): terminal tasks "
+        "quarantined are skipped; answer domains whose verifier is hackable or that have no usable item are "
+        "dropped and their bad items (wrong reference, duplicate, held-out overlap) left out",
     )
 
     @model_validator(mode="after")

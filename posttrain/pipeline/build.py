@@ -5,69 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from posttrain.config import TABLE_PREFIXES, DomainConfig, RunConfig, config_relative_path
-from posttrain.errors import PosttrainError, TaskSourceError
+from posttrain.config import DomainConfig, RunConfig, config_relative_path
+from posttrain.errors import PosttrainError
 from posttrain.pipeline.heldout_sets import extra_heldout, tagged, training_source
-from posttrain.tasks.custom_rewards import PREFIX, check_importable, parse_reward_function
+from posttrain.tasks.answer_sources import answer_source, is_answer_domain, scored
 from posttrain.tasks.domains import Domain, DomainMixture
-from posttrain.tasks.scene.source import PREFIX as SCENE_PREFIX
-from posttrain.tasks.scene.source import SceneSource, parse_difficulties
-from posttrain.tasks.sources import HarborSource, JsonlSource, ReasoningGymSource, ScoredBy, TaskSource
-from posttrain.tasks.table_sources import TableSource, read_dataset_rows, read_parquet_rows
+from posttrain.tasks.sources import HarborSource, TaskSource
 
 
 def build_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
-    source = _read_source(cfg, base_dir)
-    if not cfg.verifiers():
-        return source
-    for name, _ in cfg.verifiers():
-        if name.startswith(PREFIX):
-            try:
-                check_importable(parse_reward_function(name, base_dir))
-            except TaskSourceError as exc:
-                raise TaskSourceError(f"domain {cfg.name!r}: {exc}") from exc
-    return ScoredBy(source, cfg.verifiers(), base_dir.resolve(), cfg.reward_timeout_s)
-
-
-def _read_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
-    if cfg.source.startswith(TABLE_PREFIXES):
-        path = cfg.task_path(base_dir)
-        parquet = cfg.source.startswith("parquet:")
-        rows = read_parquet_rows(path) if parquet else read_dataset_rows(path, cfg.split)
-        return TableSource(
-            cfg.name,
-            path,
-            rows,
-            cfg.prompt_column,
-            cfg.answer_column or ("reward_model.ground_truth" if parquet else "answer"),
-            cfg.data_source_column,
-            cfg.data_sources,
-            cfg.prompt_template,
-            cfg.answer_extraction,
-        )
-    if cfg.source.startswith("reasoning-gym:"):
-        return ReasoningGymSource(
-            domain=cfg.name,
-            generator=cfg.source.removeprefix("reasoning-gym:"),
-            seed=cfg.seed,
-            size=cfg.size,
-            params=cfg.params,
-            prompt_template=cfg.prompt_template,
-            answer_extraction=cfg.answer_extraction or "answer_tag",
-        )
     if cfg.terminal_gen_families() is not None:
-        return training_source(cfg)
-    if cfg.source.startswith(SCENE_PREFIX):
-        return SceneSource(
-            domain=cfg.name,
-            difficulties=parse_difficulties(cfg.source, where=f"domain {cfg.name!r}"),
-            seed=cfg.seed,
-            size=cfg.size,
-            prompt_template=cfg.prompt_template,
-        )
+        return scored(training_source(cfg), cfg, base_dir)
     if cfg.source.startswith("harbor:"):
-        return HarborSource(cfg.name, cfg.task_path(base_dir), cfg.tags, cfg.names)
-    return JsonlSource(cfg.name, cfg.task_path(base_dir), cfg.prompt_template, cfg.answer_extraction)
+        return scored(HarborSource(cfg.name, cfg.task_path(base_dir), cfg.tags, cfg.names), cfg, base_dir)
+    return answer_source(cfg, base_dir)
 
 
 def build_sources(config: RunConfig, base_dir: Path) -> dict[str, TaskSource]:
@@ -83,15 +34,26 @@ def build_mixture(
     log=print,
     sources: dict[str, TaskSource] | None = None,
     gate: bool = True,
+    strict: bool = False,
 ) -> DomainMixture:
     """The domains, each from its source (`sources`: already built); with `gate`, terminal
     domains lose the tasks the quality gate quarantined (config.quarantine, or an inspection
-    into `quality_dir` with quality_gate)."""
-    sources = sources if sources is not None else build_sources(config, base_dir)
+    into `quality_dir` with quality_gate), and with quality_gate the answer domains are
+    inspected too (into `quality_dir`/answers): a dropped domain is left out of the run, a kept
+    one loses its quarantined items, each named in one line (an error with `strict`)."""
+    sources = dict(sources) if sources is not None else build_sources(config, base_dir)
+    quality_dir = quality_dir or base_dir / "quality"
     if gate and (config.quarantine or config.quality_gate):
-        gate_terminal_sources(config, sources, base_dir, quality_dir or base_dir / "quality", log)
+        gate_terminal_sources(config, sources, base_dir, quality_dir, log)
+    if gate and config.quality_gate:
+        from posttrain.quality.answer_gate import gate_answer_sources
+
+        answer = [d for d in config.domains if is_answer_domain(d)]
+        sources = gate_answer_sources(answer, sources, quality_dir / "answers", strict=strict, log=log)
     domains = []
     for d in config.domains:
+        if d.name not in sources:  # dropped by the quality gate
+            continue
         domain = Domain(
             name=d.name,
             source=sources[d.name],

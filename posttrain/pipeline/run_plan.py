@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from posttrain.config import RunConfig
 from posttrain.pipeline.learning_signal import cannot_learn
+from posttrain.tasks.answer_sources import is_answer_domain
 from posttrain.tasks.domains import DomainMixture
 
 
@@ -85,11 +86,18 @@ def _sft_plan(config: RunConfig) -> dict | None:
 
 def _gate_plan(config: RunConfig) -> str | None:
     terminal = [d.name for d in config.domains if d.kind == "terminal" and d.source.startswith("harbor:")]
+    answer = [d.name for d in config.domains if is_answer_domain(d)]
+    parts = []
     if config.quarantine:
-        return f"skips the tasks listed in {config.quarantine}"
-    if config.quality_gate and terminal:
-        return f"inspects the tasks of {', '.join(terminal)} at the start (into OUT/quality) and skips the bad ones"
-    return None
+        parts.append(f"skips the tasks listed in {config.quarantine}")
+    elif config.quality_gate and terminal:
+        parts.append(f"inspects the tasks of {', '.join(terminal)} at the start (into OUT/quality), skips the bad ones")
+    if config.quality_gate and answer:
+        parts.append(
+            f"inspects the {len(answer)} answer domains at the start (into OUT/quality/answers), drops the hackable "
+            "or empty ones and leaves out bad items"
+        )
+    return "; ".join(parts) or None
 
 
 def settings_without_effect(config: RunConfig) -> list[str]:
@@ -105,8 +113,8 @@ def settings_without_effect(config: RunConfig) -> list[str]:
         )
     if config.mode == "sync" and "async" in config.model_fields_set:
         notes.append('[async] settings apply only with mode = "async"')
-    if config.quality_gate and not any(d.source.startswith("harbor:") for d in config.domains):
-        notes.append("quality_gate inspects harbor: domains only; this config has none")
+    if config.quality_gate and not any(d.source.startswith("harbor:") or is_answer_domain(d) for d in config.domains):
+        notes.append("quality_gate inspects harbor: and answer domains only; this config has none")
     return notes
 
 

@@ -31,6 +31,7 @@ class TrainingRun:
     config_dir: Path
     resume: bool = False
     notes: list[str] = field(default_factory=list)  # what the start left out and why (pattern domains)
+    strict: bool = False  # --strict: what would be left out with a line (a generator, a gated item) is an error
 
     @property
     def replaces_failed_start(self) -> bool:
@@ -58,7 +59,7 @@ def open_run(
         config = with_world_size(load_config(run_dir.config), world_size, run_dir.config)
         config = with_storage_url(config, storage_url, run_dir.config)
         source_dir = Path(config_path).parent if config_path else Path.cwd()
-        return TrainingRun(config, run_dir, source_dir, resume=True)
+        return TrainingRun(config, run_dir, source_dir, resume=True, strict=strict)
     if config_path is None:
         raise PosttrainError("give a config file: posttrain train CONFIG --out RUN_DIR")
     config = with_world_size(load_config(config_path), world_size, config_path)
@@ -82,7 +83,7 @@ def open_run(
         base = Path(config_path).parent
         config.sft.data = [str(config_relative_path(p, base).resolve()) for p in config.sft.data]
         config.sft.chat_data = [str(config_relative_path(p, base).resolve()) for p in config.sft.chat_data]
-    return TrainingRun(config, run_dir, Path(config_path).parent, notes=notes)
+    return TrainingRun(config, run_dir, Path(config_path).parent, notes=notes, strict=strict)
 
 
 def with_world_size(config: RunConfig, world_size: int | None, path: Path) -> RunConfig:
@@ -164,14 +165,17 @@ class CheckedRun:
 
     def gated(self, log) -> object:
         """The mixture training uses: with a quarantine or the quality gate, rebuilt from the
-        same sources less the quarantined tasks (the gate writes into RUN_DIR/quality)."""
+        same sources less the quarantined tasks and the dropped answer domains (the gate writes
+        into RUN_DIR/quality)."""
         from posttrain.pipeline.build import build_mixture
 
         config = self.run.config
         if not (config.quarantine or config.quality_gate):
             return self.mixture
         quality = self.run.run_dir.root / "quality"
-        return build_mixture(config, self.run.config_dir, quality_dir=quality, log=log, sources=self.sources)
+        return build_mixture(
+            config, self.run.config_dir, quality_dir=quality, log=log, sources=self.sources, strict=self.run.strict
+        )
 
 
 def check_run(

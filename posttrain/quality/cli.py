@@ -14,7 +14,9 @@ def inspect_command(
     path: Path | None = typer.Argument(
         None,
         metavar="PATH",
-        help="A Harbor task directory, or a suite directory of them (tasks/terminal); or give it as --tasks.",
+        help="A Harbor task directory, or a suite directory of them (tasks/terminal); or answer domains: a train "
+        "config (its [[domains]]), or one source (reasoning-gym:NAME, a .jsonl file, parquet:PATH, hf-dataset:PATH, "
+        "scene:1); or give it as --tasks.",
     ),
     tasks: Path | None = typer.Option(
         None, "--tasks", metavar="PATH", help="The same as PATH, spelled as posttrain eval spells it."
@@ -78,6 +80,21 @@ def inspect_command(
     backend: str | None = typer.Option(
         None, "--backend", help="Sandbox backend: bwrap (default as root on Linux), local or docker."
     ),
+    items: int = typer.Option(
+        200, "--items", min=1, help="Answer domains: items checked per domain (the held-out ones first)."
+    ),
+    probe_items: int = typer.Option(
+        16, "--probe-items", min=1, help="Answer domains: items each empty/constant/garbage probe answer is tried on."
+    ),
+    heldout: int | None = typer.Option(
+        None,
+        "--heldout",
+        min=0,
+        help="Answer domains: held-out items per domain (default: a config's own; a quarter of a source, at most 100).",
+    ),
+    probe_set: int = typer.Option(
+        8, "--probe-set", min=1, help="Answer domains with --model: items per domain the model answers -k times."
+    ),
     names: str | None = typer.Option(None, "--names", help="Only these task directories (comma-separated)."),
     tags: str | None = typer.Option(None, "--tags", help="Only tasks whose task.toml has all these tags."),
     no_cache: bool = typer.Option(
@@ -118,53 +135,83 @@ def inspect_command(
     Give the quarantine list to training and evaluation: `quarantine = "DIR/quarantine.txt"`
     in a run config, or `posttrain eval --quarantine DIR/quarantine.txt`.
 
+    Answer domains (a train config, or a source): per item, the reference answer passes the
+    domain's own verifier (else unsolvable); no other item has the same prompt, and no training
+    item the prompt of a held-out one (else invalid). Per domain, the verifier refuses an
+    empty, constant ("0", "yes", "no", the most common reference) and garbage (random text, a
+    very long string, the prompt echoed) answer where it is wrong (else exploitable); at least
+    one item is usable; with --model, the model's pass rate over -k replies to each of
+    --probe-set items is strictly between 0 and 1 (else no_signal). A domain that is not ok is
+    dropped whole; `quality_gate = true` in a train config runs the same gate at the start.
+
     \b
     posttrain inspect tasks/terminal --out runs/inspect
     posttrain inspect --tasks tasks/terminal --out runs/inspect-smol --model smollm2-135m -k 4
+    posttrain inspect examples/hundred_domains.toml --out runs/inspect-answers --items 64
+    posttrain inspect reasoning-gym:basic_arithmetic --out runs/inspect-arith --model smollm2-135m
     """
     path = argument_or_option(path, tasks, "--tasks", "posttrain inspect --tasks PATH --out DIR (or PATH alone)")
+    from posttrain.quality.answer_inspection import AnswerInspectOptions
+    from posttrain.quality.answer_suite import inspect_answers, names_answer_domains
     from posttrain.quality.inspector import InspectOptions
     from posttrain.quality.probes import chosen_probes
     from posttrain.quality.suite_inspection import inspect_suite
 
     try:
-        options = InspectOptions(
-            repeats=repeats,
-            min_repeats=min_repeats,
-            probes=chosen_probes(probes),
-            backend=backend,
-            use_cache=not no_cache,
-            cache_dir=cache_dir,
-            build_timeout_s=build_timeout,
-            max_agent_s=max_seconds,
-            max_verifier_s=max_seconds,
-            **({"concurrency": concurrency} if concurrency else {}),
-        )
-        report = inspect_suite(
-            path,
-            out,
-            options,
-            names=names,
-            tags=tags,
-            policy=policy,
-            samples=samples,
-            max_steps=max_steps,
-            reply_tokens=reply_tokens,
-            console=console,
-        )
+        if names_answer_domains(str(path)) and not Path(path).is_dir():
+            report = inspect_answers(
+                str(path),
+                out,
+                AnswerInspectOptions(max_items=items, probe_items=probe_items),
+                heldout=heldout,
+                policy=policy,
+                samples=samples,
+                probe_set=probe_set,
+                reply_tokens=reply_tokens,
+                console=console,
+            )
+        else:
+            options = InspectOptions(
+                repeats=repeats,
+                min_repeats=min_repeats,
+                probes=chosen_probes(probes),
+                backend=backend,
+                use_cache=not no_cache,
+                cache_dir=cache_dir,
+                build_timeout_s=build_timeout,
+                max_agent_s=max_seconds,
+                max_verifier_s=max_seconds,
+                **({"concurrency": concurrency} if concurrency else {}),
+            )
+            report = inspect_suite(
+                path,
+                out,
+                options,
+                names=names,
+                tags=tags,
+                policy=policy,
+                samples=samples,
+                max_steps=max_steps,
+                reply_tokens=reply_tokens,
+                console=console,
+            )
     except PosttrainError as exc:
         fail(str(exc))
     summary = report["summary"]
-    emit_json(
-        {
-            "out": str(out),
-            "n_tasks": summary["n_tasks"],
-            "quarantined": summary["quarantined"],
-            "verdicts": {k: v for k, v in summary["verdicts"].items() if v},
-            "duration_s": summary["duration_s"],
-            "from_cache": summary["from_cache"],
-        },
-        None,
-    )
+    emit_json({"out": str(out), **_summary_fields(summary)}, None)
     if summary["quarantined"]:
         raise typer.Exit(code=1)
+
+
+def _summary_fields(summary: dict) -> dict:
+    """What the command prints of report.json's summary."""
+    if summary.get("kind") == "answer":
+        keys = ("domains", "items_checked", "items_quarantined", "duration_s")
+        return {k: summary[k] for k in keys}
+    return {
+        "n_tasks": summary["n_tasks"],
+        "quarantined": summary["quarantined"],
+        "verdicts": {k: v for k, v in summary["verdicts"].items() if v},
+        "duration_s": summary["duration_s"],
+        "from_cache": summary["from_cache"],
+    }

@@ -64,14 +64,28 @@ def _reused(summary: dict) -> str:
     return f"; {n} reports reused from stored inspections of unchanged tasks" if n else ""
 
 
+def _scope(summary: dict) -> str:
+    """The first line: what was inspected, how long it took, how much was quarantined."""
+    took = f"{summary.get('duration_s', 0):.1f} s"
+    if summary.get("kind") == "answer":  # answer_gate.py: domains and their items
+        domains = summary["domains"]
+        return (
+            f"{domains['n']} answer domains in {took}: {domains['kept']} kept, {domains['dropped']} dropped; "
+            f"{summary['items_quarantined']} of {summary['items_checked']} items checked quarantined."
+        )
+    return (
+        f"{summary['n_tasks']} tasks in {took} "
+        f"(repeats {summary.get('repeats')}, concurrency {summary.get('concurrency')}); "
+        f"{summary['quarantined']} quarantined{_reused(summary)}."
+    )
+
+
 def markdown(report: dict) -> str:
     summary = report["summary"]
     lines = [
         f"# Quality inspection of {summary.get('source', 'tasks')}",
         "",
-        f"{summary['n_tasks']} tasks in {summary.get('duration_s', 0):.1f} s "
-        f"(repeats {summary.get('repeats')}, concurrency {summary.get('concurrency')}); "
-        f"{summary['quarantined']} quarantined{_reused(summary)}.",
+        _scope(summary),
         "",
         "| verdict | tasks |",
         "|---|---|",
@@ -139,7 +153,7 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left;vertical-align:top}
 tr.fail td{{background:#fde2e2}}tr.warn td{{background:#fff4d6}}pre{{max-height:30em;overflow:auto}}</style>
 </head><body>
 <h1>Quality inspection: {html.escape(str(summary.get("source", "tasks")))}</h1>
-<p>{summary["n_tasks"]} tasks, {summary["quarantined"]} quarantined, {summary.get("duration_s", 0):.1f} s.</p>
+<p>{html.escape(_scope(summary))}</p>
 {"".join(plots)}
 <h2>Tasks</h2>
 {tasks}

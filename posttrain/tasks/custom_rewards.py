@@ -143,9 +143,10 @@ class RewardWorker:
     replaced when a call hangs or kills it. A plain subprocess, not multiprocessing: nothing of
     the parent (its torch threads, its __main__) is forked or re-imported."""
 
-    def __init__(self) -> None:
+    def __init__(self, memory_mb: int | None = None) -> None:
         self._lock = threading.Lock()
         self._process: subprocess.Popen | None = None
+        self.memory_mb = memory_mb  # a cap on the worker's address space (None: none)
 
     def call(self, reward: RewardFunction, task: dict, completion: str, timeout_s: float):
         """The function's raw result; RewardFunctionError when it raised, hung or died."""
@@ -175,6 +176,7 @@ class RewardWorker:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(_import_roots())},
+            preexec_fn=_address_space_cap(self.memory_mb) if self.memory_mb else None,
         )
 
     def _stop(self) -> None:
@@ -188,6 +190,16 @@ class RewardWorker:
     def close(self) -> None:
         with self._lock:
             self._stop()
+
+
+def _address_space_cap(memory_mb: int):
+    def cap() -> None:
+        import resource
+
+        limit = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return cap
 
 
 WORKER = RewardWorker()

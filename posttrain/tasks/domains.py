@@ -32,6 +32,7 @@ class Domain:
     # with the rest, never trained on
     extra_heldout: list[Task] = field(default_factory=list)
     heldout: list[Task] = field(init=False)
+    heldout_indices: list[int] = field(init=False)  # the source indices of `heldout` (extra_heldout aside)
     _order: list[int] = field(init=False)
     _heldout_keys: set[str] = field(init=False)
 
@@ -39,7 +40,7 @@ class Domain:
         order = list(range(len(self.source)))
         if _is_finite_file(self.source):
             random.Random(self.seed).shuffle(order)
-        self.heldout, self._heldout_keys = [], set()
+        self.heldout, self._heldout_keys, self.heldout_indices = [], set(), []
         position = 0
         while len(self.heldout) < self.heldout_size and position < len(order):
             task = self.source.get(order[position])
@@ -47,6 +48,7 @@ class Domain:
             if key not in self._heldout_keys:
                 self._heldout_keys.add(key)
                 self.heldout.append(task)
+                self.heldout_indices.append(order[position])
             position += 1
         if len(self.heldout) < self.heldout_size:
             raise TaskSourceError(
@@ -62,6 +64,11 @@ class Domain:
         # Training order: a seeded permutation of what is left, so consecutive steps see varied items.
         random.Random(self.seed + 1).shuffle(training)
         self._order = training
+
+    @property
+    def training_indices(self) -> list[int]:
+        """The source indices training draws from, in draw order."""
+        return list(self._order)
 
     @property
     def training_size(self) -> int:

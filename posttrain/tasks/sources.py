@@ -7,12 +7,14 @@ a pool of a million items costs nothing up front); `jsonl:<path>` (or a path end
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 from pathlib import Path
 from typing import Any, Protocol
 
 from posttrain.errors import TaskSourceError, did_you_mean
+from posttrain.tasks import gym_entries
 from posttrain.tasks.reasoning_gym_import import import_reasoning_gym
 from posttrain.tasks.records import Task
 from posttrain.tasks.verifiers import VERIFIERS
@@ -72,7 +74,8 @@ class ReasoningGymSource:
 
     def get(self, index: int) -> Task:
         entry = self.dataset[index]
-        entry = {"question": entry["question"], "answer": entry["answer"], "metadata": _jsonable(entry["metadata"])}
+        metadata = gym_entries.encode(entry["metadata"])
+        entry = {"question": entry["question"], "answer": entry["answer"], "metadata": metadata}
         return Task(
             id=f"{self.domain}/{index}",
             domain=self.domain,
@@ -137,11 +140,6 @@ class JsonlSource:
         return self.tasks[index]
 
 
-def _jsonable(value: Any) -> Any:
-    """reasoning-gym metadata can hold tuples, sets and other objects; keep what JSON keeps."""
-    return json.loads(json.dumps(value, default=str))
-
-
 class HarborSource:
     """Terminal tasks from Harbor task directories: a suite directory or one task."""
 
@@ -183,3 +181,29 @@ class ScoredBy:
     def get(self, index: int) -> Task:
         task = self.source.get(index)
         return task.model_copy(update={"verifier": self.verifier, "metadata": {**task.metadata, **self.metadata}})
+
+
+class WithoutItems:
+    """A source less some of its items, named by index (what the quality gate quarantined);
+    the items kept keep their own ids, and everything else is the wrapped source's."""
+
+    def __init__(self, source: TaskSource, left_out: set[int]):
+        self.source = source
+        self.left_out = sorted(i for i in left_out if 0 <= i < len(source))
+
+    def __getattr__(self, name: str):
+        if name == "source":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
+        return getattr(self.source, name)
+
+    def __len__(self) -> int:
+        return len(self.source) - len(self.left_out)
+
+    def get(self, index: int) -> Task:
+        # the smallest j with j - (left-out indices <= j) == index is the index-th item kept
+        position = index
+        while True:
+            following = index + bisect.bisect_right(self.left_out, position)
+            if following == position:
+                return self.source.get(position)
+            position = following

@@ -18,6 +18,7 @@ import math
 from collections.abc import Callable
 from functools import cache
 
+from posttrain.tasks import gym_entries
 from posttrain.tasks.answer_extraction import extract_answer
 from posttrain.tasks.custom_rewards import PREFIX, RewardFunctionError, call_reward_function, parse_reward_function
 from posttrain.tasks.reasoning_gym_import import import_reasoning_gym
@@ -80,6 +81,7 @@ def _gym_scorer(name: str):
 def verify_reasoning_gym(text: str, task: Task) -> Reward:
     answer = _extracted(text, task, "answer_tag")
     entry = task.metadata["entry"]
+    entry = {**entry, "metadata": gym_entries.decode(entry["metadata"])}
     score = float(_gym_scorer(entry["metadata"]["source_dataset"]).score_answer(answer, entry))
     return Reward(value=score, passed=score >= 1.0, details={"extracted": answer, "expected": str(task.answer)})
 
