@@ -19,6 +19,7 @@ from __future__ import annotations
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from posttrain.serve.api_errors import ApiError, validation_error
 from posttrain.serve.api_keys import ApiKeys
@@ -60,6 +61,12 @@ def create_app(
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         return refused(request, validation_error(list(exc.errors())))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # the framework's own refusals (a body it cannot decode, an unknown route, a wrong method)
+        type_ = "server_error" if exc.status_code >= 500 else "invalid_request_error"
+        return refused(request, ApiError(exc.status_code, str(exc.detail), type_, headers=exc.headers))
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -109,8 +109,17 @@ def test_an_oversized_body_is_413_and_a_malformed_one_400(keyed):
     assert status == 413
     status, _, reply = call(keyed, "POST", "/v1/chat/completions", key="key-one", raw=b'{"model": ')
     assert status == 400 and "not valid JSON" in reply["error"]["message"]
+    # what the framework itself refuses comes back in OpenAI's shape too, and is counted
+    not_utf8 = b'{"model": "tiny-llama", "messages": [{"role": "user", "content": "\xff\xfe"}]}'
+    for raw, path, expected in (
+        (not_utf8, "/v1/chat/completions", 400),
+        (b"", "/v1/chat/completions", 400),
+        (b"{}", "/v1/no-such-route", 404),
+    ):
+        status, _, reply = call(keyed, "POST", path, key="key-one", raw=raw)
+        assert status == expected and reply["error"]["type"] == "invalid_request_error", reply
     counts = refused(keyed)
-    assert counts["body_too_large"] == 2 and counts["invalid_request"] >= 1
+    assert counts["body_too_large"] == 2 and counts["invalid_request"] == 4
     # a chunked body under the limit still reaches the route whole
     status, _, reply = call(
         keyed,
