@@ -6,7 +6,8 @@ Starts a real server process (with an API key), measures its capacity (non-strea
 
     chat          a non-streaming chat completion
     stream        a streaming chat completion, read to [DONE]
-    disconnect    a streaming chat whose client hangs up after its first event (reset or close)
+    disconnect    a streaming chat whose client hangs up (a reset or a close) after 0 to
+                  max_tokens/2 tokens (0: while it may still wait in the queue)
     slow_reader   a streaming chat read a few hundred bytes at a time with pauses, on a small
                   receive buffer (the server's writes block on it)
     oversized     a body past --max-body-bytes (413), or a prompt past the context (400)
@@ -57,6 +58,7 @@ KINDS = {  # share of the arrivals
 }
 TOPICS = ("rivers", "bread", "stars", "trains", "owls", "glass", "tides", "maps", "salt", "bells", "moss", "kites")
 CLIENT_TIMEOUT_S = 300.0
+TEXT_EVENT = re.compile(rb'"content": "[^"]')  # a streamed chunk with text (the first carries only the role)
 MAX_OUTSTANDING = 512  # client tasks in flight; an arrival past that is counted as skipped
 
 
@@ -65,7 +67,7 @@ class Answer:
     kind: str
     status: int | None  # None: no status line (connection closed or reset first, or the client hung up)
     seconds: float
-    first_event_s: float | None = None
+    first_token_s: float | None = None  # streams: to the first event that carries text
     error: str | None = None
 
 
@@ -178,27 +180,30 @@ async def one_request(kind: str, host: str, port: int, model: str, rng: random.R
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.setblocking(False)
     first: list[float] = []
+    tokens = 0
     writer = None
     try:
         await asyncio.get_running_loop().sock_connect(sock, (host, port))
         reader, writer = await asyncio.open_connection(sock=sock, limit=1024 if slow else 2**16)
-        request, stop_after_first = _request_for(kind, model, rng, args)
+        request, hang_up_after = _request_for(kind, model, rng, args)
         writer.write(request)
         status, headers = await read_head(reader)
 
         def on_chunk(chunk: bytes) -> bool:
-            if not first:
-                first.append(time.monotonic() - started)
-            return stop_after_first
+            nonlocal tokens
+            if TEXT_EVENT.search(chunk):
+                tokens += 1
+                if not first:
+                    first.append(time.monotonic() - started)
+            return hang_up_after is not None and tokens >= hang_up_after
 
         pause = (0.02, 0.15) if slow else None
         await read_body(reader, headers, on_chunk, pause, rng)
-        if stop_after_first and status == 200:
+        if hang_up_after is not None and status == 200:
             if rng.random() < 0.5:
                 writer.transport.abort()  # a reset
             else:
                 writer.close()
-            return Answer(kind, status, time.monotonic() - started, first[0] if first else None)
         return Answer(kind, status, time.monotonic() - started, first[0] if first else None)
     except (OSError, asyncio.IncompleteReadError, ValueError, IndexError) as exc:
         return Answer(kind, None, time.monotonic() - started, error=type(exc).__name__)
@@ -209,23 +214,22 @@ async def one_request(kind: str, host: str, port: int, model: str, rng: random.R
             sock.close()
 
 
-def _request_for(kind: str, model: str, rng: random.Random, args) -> tuple[bytes, bool]:
-    """(the request's bytes, whether the client hangs up after the first event)."""
+def _request_for(kind: str, model: str, rng: random.Random, args) -> tuple[bytes, int | None]:
+    """(the request's bytes, after how many streamed tokens its client hangs up, or None)."""
     if kind in ("chat", "stream", "slow_reader", "disconnect"):
         body = chat_body(model, rng, args.max_tokens, stream=kind != "chat")
-        return http_request(body), kind == "disconnect"
+        return http_request(body), rng.randint(0, max(1, args.max_tokens // 2)) if kind == "disconnect" else None
     if kind == "unauthorized":
-        return http_request(chat_body(model, rng, 8, False), key=rng.choice([None, "not-the-key"])), False
+        return http_request(chat_body(model, rng, 8, False), key=rng.choice([None, "not-the-key"])), None
     if kind == "oversized":
         if rng.random() < 0.5:  # past the byte limit: 413 (with Content-Length, or chunked)
             text = "x" * (args.max_body_bytes + 1024)
             body = json.dumps({"model": model, "messages": [{"role": "user", "content": text}]}).encode()
-            return http_request(body, chunked=rng.random() < 0.5), False
+            return http_request(body, chunked=rng.random() < 0.5), None
         # under the byte limit, past the context: tokenized, then 400 context_length_exceeded
         text = " ".join(rng.choice(TOPICS) for _ in range(min(args.max_body_bytes // 8, 40_000)))
-        return http_request(
-            json.dumps({"model": model, "messages": [{"role": "user", "content": text}]}).encode()
-        ), False
+        body = json.dumps({"model": model, "messages": [{"role": "user", "content": text}]}).encode()
+        return http_request(body), None
     bodies = [
         b'{"model": "' + model.encode() + b'", "messages": [{"role": "user", "content": "hi"',  # cut short
         b"this is not json at all",
@@ -234,7 +238,7 @@ def _request_for(kind: str, model: str, rng: random.Random, args) -> tuple[bytes
         b'{"model": "' + model.encode() + b'", "messages": [], "max_tokens": -3}',
         b"",
     ]
-    return http_request(rng.choice(bodies)), False
+    return http_request(rng.choice(bodies)), None
 
 
 # ---- the phases ---------------------------------------------------------------------------------
@@ -375,8 +379,8 @@ def report(args, capacity: float, measured: bool, run: Soak, leaks: dict, rss_en
             "ok_requests": len(ok),
             "p50": _round(percentile([a.seconds for a in ok], 0.5)),
             "p99": _round(percentile([a.seconds for a in ok], 0.99)),
-            "stream_first_event_p50": _round(percentile([a.first_event_s for a in ok if a.first_event_s], 0.5)),
-            "stream_first_event_p99": _round(percentile([a.first_event_s for a in ok if a.first_event_s], 0.99)),
+            "stream_first_token_p50": _round(percentile([a.first_token_s for a in ok if a.first_token_s], 0.5)),
+            "stream_first_token_p99": _round(percentile([a.first_token_s for a in ok if a.first_token_s], 0.99)),
             "mean": _round(statistics.fmean(a.seconds for a in ok) if ok else None),
         },
         "goals": {

@@ -34,6 +34,8 @@ from posttrain.serve.trace_recorder import TraceRecorder
 
 __all__ = ["ServedModel", "create_app"]
 
+BAD_INPUT = (400, 404, 405, 422)  # counted as invalid_request refusals (serve/refusals.py)
+
 
 def create_app(
     served: ServedModel,
@@ -48,8 +50,11 @@ def create_app(
 
     def refused(request: Request, error: ApiError) -> JSONResponse:
         metrics.request_done(request.url.path, error.status)
-        reason = "queue_full" if error.code == "queue_full" else "invalid_request"
-        if error.code == "queue_full" or error.status in (400, 404):
+        # a request refused for what it is (bad input) or for the server's capacity; not a 408 or 5xx
+        reason = (
+            "queue_full" if error.code == "queue_full" else "invalid_request" if error.status in BAD_INPUT else None
+        )
+        if reason is not None:
             client = request.client.host if request.client else "unknown"
             metrics.refusals.refuse(reason, request.url.path, client, error.message)
         return error.response()
