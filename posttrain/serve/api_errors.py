@@ -32,6 +32,8 @@ def validation_error(errors: list[dict]) -> ApiError:
     if first.get("type") == "json_invalid":  # its location is a character offset, not a field
         reason = (first.get("ctx") or {}).get("error", "JSON decode error")
         return ApiError(400, f"the request body is not valid JSON ({reason}, at character {first['loc'][-1]})")
+    if first.get("type") == "missing" and tuple(first.get("loc", ())) == ("body",):
+        return ApiError(400, "the request body is empty: expected a JSON object")
     location = [str(part) for part in first.get("loc", ()) if part != "body"]
     message = str(first.get("msg", "invalid request")).removeprefix("Value error, ")
     param = ".".join(location) or None

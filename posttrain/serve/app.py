@@ -7,7 +7,9 @@
                                 (serve/text_completions.py)
     GET  /v1/models, /health, /metrics (Prometheus text)
 
-Every error is OpenAI's error JSON with a 4xx status (a 5xx only when the engine itself failed);
+Every /v1 request first passes serve/request_guard.py (API keys: 401, rate limits: 429, body
+size: 413; /health and /metrics are open). Every error is OpenAI's error JSON with a 4xx status
+(a 5xx only when the engine itself failed);
 FastAPI's validation errors and unexpected exceptions are translated the same way, never a
 traceback. The routes share one AppState (serve/app_state.py).
 """
@@ -17,35 +19,59 @@ from __future__ import annotations
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from posttrain.serve.api_errors import ApiError, validation_error
+from posttrain.serve.api_keys import ApiKeys
 from posttrain.serve.app_state import AppState, ServedModel
 from posttrain.serve.chat_completions import chat_completion
 from posttrain.serve.engine_worker import EngineWorker
 from posttrain.serve.metrics import ServerMetrics
 from posttrain.serve.protocol import ChatCompletionRequest, CompletionRequest
+from posttrain.serve.request_guard import GuardSettings, RequestGuard
 from posttrain.serve.text_completions import text_completion
 from posttrain.serve.trace_recorder import TraceRecorder
 
 __all__ = ["ServedModel", "create_app"]
 
+BAD_INPUT = (400, 404, 405, 422)  # counted as invalid_request refusals (serve/refusals.py)
+
 
 def create_app(
-    served: ServedModel, worker: EngineWorker, metrics: ServerMetrics, recorder: TraceRecorder | None = None
+    served: ServedModel,
+    worker: EngineWorker,
+    metrics: ServerMetrics,
+    recorder: TraceRecorder | None = None,
+    guard: GuardSettings | None = None,
 ) -> FastAPI:
     app = FastAPI(title="posttrain serve", docs_url=None, redoc_url=None)
+    app.add_middleware(RequestGuard, settings=guard or GuardSettings(ApiKeys([])), metrics=metrics)
     state = AppState(served, worker, metrics, recorder=recorder)
+
+    def refused(request: Request, error: ApiError) -> JSONResponse:
+        metrics.request_done(request.url.path, error.status)
+        # a request refused for what it is (bad input) or for the server's capacity; not a 408 or 5xx
+        reason = (
+            "queue_full" if error.code == "queue_full" else "invalid_request" if error.status in BAD_INPUT else None
+        )
+        if reason is not None:
+            client = request.client.host if request.client else "unknown"
+            metrics.refusals.refuse(reason, request.url.path, client, error.message)
+        return error.response()
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-        metrics.request_done(request.url.path, exc.status)
-        return exc.response()
+        return refused(request, exc)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        error = validation_error(list(exc.errors()))
-        metrics.request_done(request.url.path, error.status)
-        return error.response()
+        return refused(request, validation_error(list(exc.errors())))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # the framework's own refusals (a body it cannot decode, an unknown route, a wrong method)
+        type_ = "server_error" if exc.status_code >= 500 else "invalid_request_error"
+        return refused(request, ApiError(exc.status_code, str(exc.detail), type_, headers=exc.headers))
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

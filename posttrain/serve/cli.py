@@ -10,6 +10,8 @@ from typer.core import TyperGroup
 from posttrain.console import console, emit_benchmark, fail, renamed_option, spinner
 from posttrain.errors import PosttrainError
 from posttrain.ports import check_port_free
+from posttrain.serve.api_keys import exposure_warning, read_key_file
+from posttrain.serve.rate_limit import parse_rate_limit
 
 
 class _ModelOrSubcommand(TyperGroup):
@@ -40,7 +42,12 @@ def run_command(
     variant: str = typer.Option(
         "standard", "--variant", help="standard, or fast: speculative decoding, the same output (see docs/serving.md)."
     ),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0 for every interface)."),
+    host: str = typer.Option(
+        "127.0.0.1",
+        "--host",
+        help="Address to listen on: this machine only by default; 0.0.0.0 for every interface (without an "
+        "API key that prints a warning).",
+    ),
     port: int = typer.Option(8000, "--port", min=1, max=65535),
     max_concurrency: int = typer.Option(
         32, "--max-concurrency", min=1, help="Requests decoded together; more wait in a queue."
@@ -82,6 +89,33 @@ def run_command(
         help="The system message of chat requests that bring none and no tools. Default: the system prompt "
         "a trained agent's checkpoint saved (its agent_settings.json), else none; '' turns it off.",
     ),
+    api_key: list[str] = typer.Option(
+        [],
+        "--api-key",
+        metavar="KEY",
+        envvar="POSTTRAIN_API_KEY",
+        help="Require `Authorization: Bearer KEY` on every /v1 request (401 otherwise; /health and /metrics "
+        "stay open). Repeat for several keys; also read from $POSTTRAIN_API_KEY (keys separated by spaces).",
+    ),
+    api_key_file: Path | None = typer.Option(
+        None,
+        "--api-key-file",
+        metavar="FILE",
+        help="More API keys, one a line ('#' starts a comment line); a missing or empty file is an error.",
+    ),
+    rate_limit: str | None = typer.Option(
+        None,
+        "--rate-limit",
+        metavar="N/s|N/min",
+        help="Requests a client may make: a token bucket of N per key (per client address without keys), "
+        "refilled over the period; past it 429 with Retry-After. E.g. 60/min.",
+    ),
+    max_body_bytes: int | None = typer.Option(
+        None,
+        "--max-body-bytes",
+        metavar="N",
+        help="Larger request bodies are refused with 413 before they are read (default 4 MiB).",
+    ),
     record: Path | None = typer.Option(
         None,
         "--record",
@@ -96,13 +130,24 @@ def run_command(
     `posttrain eval --model openai:http://127.0.0.1:8000/v1#smollm2-135m`. A port in use is
     one error line before any model loads.
 
+    It listens on 127.0.0.1 unless --host says otherwise. With --api-key or --api-key-file every
+    /v1 request needs one of the keys (eval sends $OPENAI_API_KEY, or the variable its
+    --api-key-env names); --rate-limit caps each key's (or address's) requests.
+
     A trained agent's checkpoint (a directory with agent_settings.json) gives chat requests that
     bring no system message and no tools the system prompt it was trained with (one line at
     start-up says so); --system-prompt TEXT sets another, --system-prompt '' none."""
     try:
+        if any(not key.strip() or key != key.strip() for key in api_key):
+            raise PosttrainError("--api-key: a key cannot be empty or begin or end with spaces")
+        keys = [*api_key, *(read_key_file(api_key_file) if api_key_file is not None else [])]
+        limit = parse_rate_limit(rate_limit) if rate_limit is not None else None
         check_port_free(host, port, "posttrain serve --port")
     except PosttrainError as exc:
         fail(str(exc))
+    exposure = exposure_warning(host, bool(keys))
+    if exposure:
+        console.print(f"warning: {exposure}", markup=False, highlight=False, soft_wrap=True)
     try:
         from posttrain.serve.server import ServerSettings, build_server, serve
     except ImportError as exc:
@@ -126,15 +171,21 @@ def run_command(
         compile_step=compile_step,
         system_prompt=chat_system or "",
         record_dir=record,
+        api_keys=tuple(keys),
+        rate_limit=limit,
     )
+    if max_body_bytes is not None:
+        settings.max_body_bytes = max_body_bytes
     try:
         label = variant + (f", {quantize} weights" if quantize else "") + (f", {engine}" if engine != "builtin" else "")
         compiling = compile_step and engine == "builtin" and not quantize  # int8 layers step eagerly
         label += ", compiled" if compiling else ""
+        guarded = f"{len(set(keys))} API key{'s' if len(set(keys)) != 1 else ''}" if keys else "no API key"
+        guarded += f", rate limit {limit} per {'key' if keys else 'client address'}" if limit else ""
         with spinner(f"loading {model} ({label}){' and compiling its step' if compiling else ''}"):
             built = build_server(settings)
         console.print(
-            f"serving [bold]{settings.served_model_name or model}[/] ({label}) at http://{host}:{port}/v1",
+            f"serving [bold]{settings.served_model_name or model}[/] ({label}) at http://{host}:{port}/v1 ({guarded})",
             highlight=False,
         )
         if chat_system_line:

@@ -90,6 +90,11 @@ class EngineWorker:
     def running(self) -> int:
         return self.loop.running
 
+    @property
+    def open_requests(self) -> int:
+        """Requests submitted and not yet done (queued, running, or finishing)."""
+        return len(self._requests)
+
     def new_request_id(self, kind: str) -> str:
         return f"{kind}-{next(self._ids)}"
 

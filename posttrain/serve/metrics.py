@@ -1,8 +1,9 @@
 """The server's metrics, in Prometheus text exposition format (no client library needed).
 
-Counters and histograms are updated from the engine thread and the HTTP handlers; gauges
-(queue length, running requests, cache hit rate, acceptance rate, tokens per second) are read
-when /metrics is scraped.
+Counters (refused requests by reason among them: serve/refusals.py) and histograms are updated
+from the engine thread and the HTTP handlers; gauges (queue length, running requests, cache hit
+rate, acceptance rate, tokens per second, the engine's live sequences and KV blocks in use) are
+read when /metrics is scraped.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+
+from posttrain.serve.refusals import Refusals
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 PREFIX = "posttrain_serve_"
@@ -42,6 +45,7 @@ class ServerMetrics:
         self.request_latency = Histogram()
         self._recent: deque[tuple[float, int]] = deque()  # (time, output tokens) over the last window
         self.gauges: dict[str, Callable[[], float]] = {}
+        self.refusals = Refusals()  # 401, 413, 429 and 400 by reason (serve/refusals.py)
 
     def request_done(self, endpoint: str, status: int) -> None:
         with self._lock:
@@ -90,6 +94,7 @@ class ServerMetrics:
                 lines.append(f'{PREFIX}{name}_bucket{{le="+Inf"}} {histogram.total}')
                 lines.append(f"{PREFIX}{name}_sum {histogram.sum}")
                 lines.append(f"{PREFIX}{name}_count {histogram.total}")
+        lines.extend(self.refusals.render(PREFIX))
         metric("output_tokens_per_second", "gauge", "Generated tokens per second over the last 10 s.")
         lines.append(f"{PREFIX}output_tokens_per_second {self.tokens_per_second()}")
         for name, read in self.gauges.items():

@@ -24,10 +24,13 @@ from posttrain.engine.interface import GenerationRequest, SamplingParams
 from posttrain.errors import PosttrainError
 from posttrain.models.loading import load_model, load_tokenizer, resolve_model_dir
 from posttrain.models.tokenizer_fingerprint import tokenizer_fingerprint
+from posttrain.serve.api_keys import ApiKeys
 from posttrain.serve.app import ServedModel, create_app
 from posttrain.serve.default_system_prompt import default_system_prompt
 from posttrain.serve.engine_worker import EngineWorker
 from posttrain.serve.metrics import ServerMetrics
+from posttrain.serve.rate_limit import RateLimit, RateLimiter
+from posttrain.serve.request_guard import DEFAULT_MAX_BODY_BYTES, GuardSettings
 from posttrain.serve.trace_recorder import TraceRecorder
 
 VARIANTS = ("standard", "fast")
@@ -53,6 +56,10 @@ class ServerSettings:
     # (agent_settings.json beside the weights), "": none (--system-prompt)
     system_prompt: str | None = None
     record_dir: Path | None = None  # --record: every finished chat as a chat-data row (trace_recorder.py)
+    # --api-key / --api-key-file: with any, every /v1 request needs `Authorization: Bearer KEY`
+    api_keys: tuple[str, ...] = ()
+    rate_limit: RateLimit | None = None  # --rate-limit: a token bucket per key (or client address)
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES  # --max-body-bytes: larger request bodies are 413
 
 
 def build_server(settings: ServerSettings):
@@ -69,7 +76,14 @@ def build_server(settings: ServerSettings):
         raise PosttrainError(f"--engine must be one of {', '.join(ENGINES)}, not {settings.engine!r}")
     if settings.engine == "vllm" and settings.quantize:
         raise PosttrainError("--quantize is the builtin engine's; vLLM quantizes through its own checkpoints")
+    if settings.max_body_bytes < 1024:
+        raise PosttrainError(f"--max-body-bytes must be at least 1024, not {settings.max_body_bytes}")
     system_prompt, _ = default_system_prompt(settings.model, settings.system_prompt)  # before loading the model
+    guard = GuardSettings(
+        ApiKeys(settings.api_keys),
+        RateLimiter(settings.rate_limit) if settings.rate_limit is not None else None,
+        settings.max_body_bytes,
+    )
     served_name = settings.served_model_name or settings.model
     recorder = TraceRecorder(settings.record_dir, served_name) if settings.record_dir is not None else None
     model_name = settings.model.removeprefix("builtin:")
@@ -86,8 +100,12 @@ def build_server(settings: ServerSettings):
             "prefix_cache_hit_rate": lambda: engine.prefix_hit_rate,
             "speculative_acceptance_rate": lambda: engine.stats.acceptance_rate,
             "speculative_draft_tokens": lambda: engine.stats.draft_tokens,
+            "open_requests": lambda: worker.open_requests,
         }
     )
+    if isinstance(engine, BuiltinEngine):  # what a drained server must be back to 0 on (serve_soak.py)
+        metrics.gauges["engine_sequences"] = lambda: engine.live_sequences
+        metrics.gauges["kv_blocks_in_use"] = lambda: engine.kv_blocks_in_use
     max_model_len = min(settings.max_model_len or context, context)
     served = ServedModel(
         served_name,
@@ -100,7 +118,7 @@ def build_server(settings: ServerSettings):
     )
     if recorder is not None:
         recorder.tokenizer = tokenizer_fingerprint(tokenizer)
-    return create_app(served, worker, metrics, recorder), worker, metrics
+    return create_app(served, worker, metrics, recorder, guard), worker, metrics
 
 
 # positions a server reserves per decode-cache row at start: 16 rows of SmolLM2 take 750 MB

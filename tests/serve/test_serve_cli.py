@@ -2,13 +2,15 @@
 loads; the model argument and the bench subcommand share the command; bench's renamed flags
 keep their old spellings with a warning line."""
 
+import os
 import socket
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli_errors import one_error_line, run_cli
+from tests.cli.test_cli_errors import CLI, one_error_line, run_cli
 
 
 @pytest.mark.parametrize(
@@ -38,6 +40,96 @@ from tests.cli.test_cli_errors import one_error_line, run_cli
 )
 def test_bad_input_is_one_error_line(args, expected):
     assert expected in one_error_line(run_cli(*args))
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        (None, "no such file"),
+        ("", "holds no key"),
+        ("# rotated out\n\n", "holds no key"),
+        ("two words\n", "line 1: a key cannot contain spaces"),
+    ],
+)
+def test_a_bad_api_key_file_is_one_error_line_naming_it_before_the_model_loads(tmp_path, content, expected):
+    path = tmp_path / "keys.txt"
+    if content is not None:
+        path.write_text(content)
+    line = one_error_line(run_cli("serve", str(tmp_path / "no-model-here"), "--api-key-file", str(path)))
+    assert line == f"error: --api-key-file {path}: {expected}" or (expected in line and str(path) in line)
+    assert "no-model-here" not in line
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--rate-limit", "10/hour"], "--rate-limit: expected N/s or N/min with N >= 1 (e.g. 60/min), got '10/hour'"),
+        (["--api-key", ""], "--api-key: a key cannot be empty"),
+    ],
+)
+def test_bad_guard_flags_are_one_error_line_before_the_model_loads(tmp_path, args, expected):
+    line = one_error_line(run_cli("serve", str(tmp_path / "no-model-here"), *args))
+    assert expected in line and "no-model-here" not in line
+
+
+def test_listening_beyond_this_machine_without_a_key_is_one_warning_line(tmp_path):
+    missing = str(tmp_path / "no-model-here")
+    port = str(_free_port())
+    result = run_cli("serve", missing, "--host", "0.0.0.0", "--port", port)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines[0] == (
+        "warning: --host 0.0.0.0: listening beyond this machine without an API key; anyone who can reach "
+        "the port can use the model (add --api-key or --api-key-file)"
+    )
+    assert len(lines) == 2 and lines[1].startswith("error: ") and "no-model-here" in lines[1]
+    keyed = run_cli("serve", missing, "--host", "0.0.0.0", "--port", port, "--api-key", "k")
+    assert "no-model-here" in one_error_line(keyed)  # no warning with a key
+    env_keyed = subprocess.run(
+        [*CLI, "serve", missing, "--host", "0.0.0.0", "--port", port],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "POSTTRAIN_API_KEY": "from-env"},
+    )
+    assert "no-model-here" in one_error_line(env_keyed)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _listening(port: int) -> set[str]:
+    """The local addresses listening on `port`, read from /proc/net/tcp (IPv4, as hex)."""
+    found = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        address, hex_port = local.split(":")
+        if int(hex_port, 16) == port and state == "0A":
+            found.add(socket.inet_ntoa(bytes.fromhex(address)[::-1]))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads the listening sockets from /proc/net/tcp")
+def test_the_server_listens_on_127_0_0_1_by_default():
+    port = _free_port()
+    process = subprocess.Popen(
+        [*CLI, "serve", "tiny-llama", "--port", str(port)],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", "OMP_NUM_THREADS": "1"},
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not _listening(port) and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.2)
+        assert _listening(port) == {"127.0.0.1"}
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=30)
+    assert f"at http://127.0.0.1:{port}/v1 (no API key)" in stderr and "warning" not in stderr
 
 
 def test_help_names_the_server_and_the_benchmark():

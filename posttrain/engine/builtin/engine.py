@@ -277,6 +277,18 @@ class BuiltinEngine:
         return self.blocks.hit_rate
 
     @property
+    def live_sequences(self) -> int:
+        """Sequences the engine holds: waiting, running, or waiting to fork from their prompt's
+        first sample; 0 once every request finished or was aborted (read without the lock)."""
+        held = self._held.copy()
+        return len(self.scheduler.waiting) + len(self.scheduler.running) + sum(len(c) for c in held.values())
+
+    @property
+    def kv_blocks_in_use(self) -> int:
+        """KV blocks some sequence holds; a freed block that keeps cached prefix content is free."""
+        return len(self.blocks.blocks) - self.blocks.num_free
+
+    @property
     def lock(self) -> threading.RLock:
         """Held during each step and weight update: a driver that steps the engine itself
         (posttrain.engine.stepping_loop) takes it around its own calls."""
