@@ -113,6 +113,7 @@ def settings(micro_batch_tokens: int, bf16: bool, loss: str = "ppo_clip") -> tup
         bf16_autocast=bf16,
         activation_checkpointing=False,
         shared_prefix=True,
+        logprob_chunk_tokens=1024,
     )
     algorithm = SimpleNamespace(
         advantage="grpo",

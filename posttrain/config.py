@@ -422,6 +422,14 @@ class OptimConfig(_Strict):
         "fold less work on the prompt; micro-batches are then formed per group. Used where at least 16 "
         "tokens are shared; not with activation_checkpointing",
     )
+    logprob_chunk_tokens: int = Field(
+        1024,
+        ge=0,
+        description="the LM head and softmax run over chunks of this many tokens, each recomputed in the "
+        "backward pass, so a micro-batch's [tokens x vocabulary] logits never exist at once (a 49k vocabulary "
+        "makes them 200 KB per token, kept twice for backward): the same logprobs to the bit on the engine's "
+        "kernels, gradients to float tolerance; 0: off (one projection of the whole micro-batch)",
+    )
 
 
 class TrainConfig(_Strict):

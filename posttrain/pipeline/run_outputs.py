@@ -14,6 +14,7 @@ from posttrain.agent.trained_settings import checkpoint_files
 from posttrain.config import RunConfig
 from posttrain.evaluate.statistics import paired_bootstrap_ci
 from posttrain.observe.metrics import MetricSinks, truncate_metrics_after
+from posttrain.observe.resident_memory import peak_rss_mb
 from posttrain.observe.trajectory_store import TrajectoryStore
 from posttrain.pipeline.domain_monitor import alarms_of_run
 from posttrain.pipeline.evaluation import EvalResult, evaluate
@@ -106,6 +107,7 @@ def run_summary(
         "wall_s": wall_s,
         "resumed": bool(resume),
         "model": config.model.name,
+        **peak_rss_mb(),  # the whole run's, this process's and its largest finished child's
     }
 
 

@@ -12,6 +12,9 @@ Invariants the collectives need (every rank must call them in the same order):
     contributes nothing but takes part in the all-gathers and reduce-scatters);
   * the shared-prefix path is off (it runs two forward passes per micro-batch on some ranks and
     one on others).
+
+The LM head is not run in chunks here ([optim] logprob_chunk_tokens): it belongs to the root unit,
+whose parameters are gathered in the root module's own forward, which the chunked path bypasses.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ class ShardedPolicyTrainer(PolicyTrainer):
         self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
         super().__init__(shard_model(model, device), *args, device=device, **kwargs)
         self.share_prefixes = False
+        self.logprob_chunk_tokens = 0
 
     def named_weights(self) -> Iterator[tuple[str, torch.Tensor]]:
         """Every parameter gathered from its shards, one at a time (the peak stays one parameter

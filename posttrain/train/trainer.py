@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from posttrain.observe.resident_memory import release_freed_heap
 from posttrain.rl import aggregate, gspo_loss, kl_penalty, nll_loss, ppo_clip_loss, truncated_importance_weights
 from posttrain.train.logprobs import pad_right, token_logprobs
 from posttrain.train.lora import is_lora, merged_lora_weights
@@ -54,6 +55,9 @@ class PolicyTrainer:
         self.share_prefixes = (
             optim.shared_prefix and not optim.activation_checkpointing and shares_prefixes(model.config)
         )
+        self.logprob_chunk_tokens = optim.logprob_chunk_tokens
+        # after each step the freed activations' heap pages go back to the OS (resident_memory.py)
+        self.trim_heap = True
         if optim.activation_checkpointing:
             self.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         self.model.train()
@@ -100,6 +104,8 @@ class PolicyTrainer:
         stats["prefix_tokens_shared"] = float(
             sum((len(mb) - 1) * p for mb, p in zip(batch.microbatches, batch.prefixes))
         )
+        if self.trim_heap:
+            release_freed_heap()
         stats["train_time_s"] = time.perf_counter() - started
         return stats
 
@@ -205,6 +211,7 @@ class PolicyTrainer:
             with_entropy=with_entropy,
             first_position=_first_completion_position(samples, indices),
             prefix_length=prefix,
+            chunk_tokens=self.logprob_chunk_tokens,
         )
 
     def _all_logprobs(self, samples, microbatches, prefixes, model) -> dict[int, torch.Tensor]:

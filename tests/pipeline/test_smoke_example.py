@@ -18,6 +18,8 @@ def test_the_smoke_run_trains_two_steps_and_prints_its_summary(tmp_path):
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["steps"] == 2 and summary["model"] == "tiny-llama" and summary["n_heldout"] == 8
+    # the run reports its own peak resident memory: the tiny model, torch and the engine, not nothing
+    assert 100 < summary["peak_rss_mb"] < 8192 and summary["peak_rss_children_mb"] >= 0
     steps = [line for line in result.stderr.splitlines() if line.startswith("step ")]
     assert len(steps) == 2 and all("  loss " in line for line in steps), result.stderr  # each step updated
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]

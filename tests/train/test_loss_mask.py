@@ -3,6 +3,7 @@ logits that predict tool-observation tokens."""
 
 import copy
 
+import pytest
 import torch
 
 from posttrain.config import AlgorithmConfig, OptimConfig
@@ -10,30 +11,35 @@ from posttrain.train.samples import TrainSample
 from posttrain.train.trainer import PolicyTrainer
 
 
-def test_no_gradient_flows_through_observation_tokens(tiny_model):
+@pytest.mark.parametrize("chunk", [1024, 2, 0])
+def test_no_gradient_flows_through_observation_tokens(tiny_model, chunk):
     model = copy.deepcopy(tiny_model)
-    trainer = PolicyTrainer(model, OptimConfig(lr=1e-4), AlgorithmConfig(tis_cap=None), temperature=1.0, pad_id=0)
+    optim = OptimConfig(lr=1e-4, logprob_chunk_tokens=chunk)
+    trainer = PolicyTrainer(model, optim, AlgorithmConfig(tis_cap=None), temperature=1.0, pad_id=0)
     # prompt 3 tokens; then: model, model, observation, observation, model
     sample = TrainSample(
         [5, 6, 7], [10, 11, 50, 51, 12], [-1.0, -1.0, 0.0, 0.0, -1.0], advantage=1.0, completion_mask=[1, 1, 0, 0, 1]
     )
-    captured = {}
+    captured = []
 
     def keep_grad(module, inputs, output):
-        output.register_hook(lambda grad: captured.setdefault("grad", grad.detach().clone()))
+        # a chunk's recompute in the backward pass hooks its output too, but no gradient flows there
+        output.register_hook(lambda grad: captured.append(grad.detach().clone()))
 
     handle = model.lm_head.register_forward_hook(keep_grad)
     stats = trainer.step([sample])
     handle.remove()
-    # logits rows cover positions 2..7; row r predicts token r + 3 of the sequence
-    per_row = captured["grad"][0].abs().sum(-1)
+    # logits rows cover positions 2..6 (in chunks: backward meets the last chunk first), and
+    # without chunks position 7 too; row r predicts token r + 3 of the sequence
+    per_row = torch.cat([grad[0].abs().sum(-1) for grad in reversed(captured)])
     predicts = [10, 11, 50, 51, 12]
     for row, token in enumerate(predicts):
         if token in (50, 51):
             assert per_row[row] == 0, f"gradient reached the logits predicting observation token {token}"
         else:
             assert per_row[row] > 0
-    assert per_row[5] == 0  # the position after the last token predicts nothing
+    assert len(per_row) == (6 if chunk == 0 else 5)
+    assert per_row[5:].sum() == 0  # the position after the last token predicts nothing
     assert stats["train_tokens"] == 8.0
 
 
