@@ -233,6 +233,18 @@ def fire(kind: str, trainer: Trainer, rng: random.Random, wait_s: float = 30.0) 
     return event
 
 
+def restart_if_killed(trainer: Trainer, events: list[dict]) -> None:
+    """A supervisor's rule: a trainer SIGKILLed from outside the script (the OOM killer) is
+    resumed and recorded as an unplanned fault; any other exit ends the chaos run as failed."""
+    code = trainer.exited()
+    if code is None:
+        return
+    if code != -signal.SIGKILL:
+        raise SystemExit(f"chaos: the trainer exited with {code} on its own:\n{trainer.log_tail()}")
+    events.append({"t": time.time(), "kind": "trainer", "pid": trainer.proc.pid, "unplanned": "SIGKILL from outside"})
+    trainer.start(resume=RunDir(trainer.run).config.is_file())
+
+
 def chaos(args, config: Path, run: Path, logs: Path) -> tuple[Trainer, list[dict]]:
     """The disturbed run: faults for args.duration seconds, then the run ended and finished."""
     rng = random.Random(args.seed)
@@ -240,17 +252,13 @@ def chaos(args, config: Path, run: Path, logs: Path) -> tuple[Trainer, list[dict
     trainer.start(resume=False)
     events: list[dict] = []
     while not records(run):  # the clock starts at the first step: model load and eval before are not the test
-        code = trainer.exited()
-        if code is not None:
-            raise SystemExit(f"chaos: the trainer exited with {code} before its first step:\n{trainer.log_tail()}")
+        restart_if_killed(trainer, events)
         time.sleep(0.2)
     began = time.monotonic()
     next_fault = began + rng.uniform(*args.fault_interval)
     forced = args.force_trainer_kill_after is None
     while time.monotonic() - began < args.duration:
-        code = trainer.exited()
-        if code is not None:
-            raise SystemExit(f"chaos: the trainer exited with {code} on its own:\n{trainer.log_tail()}")
+        restart_if_killed(trainer, events)
         if not forced and len(records(run)) >= args.force_trainer_kill_after:
             events.append({**fire("trainer", trainer, rng), "forced": True})
             forced = True
@@ -391,9 +399,13 @@ def compare_heldout(disturbed: dict[str, float], undisturbed: dict[str, float], 
 
 
 def fault_counts(events: list[dict]) -> dict:
-    fired = Counter(e["kind"] for e in events if "skipped" not in e)
+    fired = Counter(e["kind"] for e in events if "skipped" not in e and "unplanned" not in e)
     skipped = Counter(e["kind"] for e in events if "skipped" in e)
-    return {"fired": {k: fired.get(k, 0) for k in FAULT_KINDS}, "skipped": {k: skipped.get(k, 0) for k in FAULT_KINDS}}
+    return {
+        "fired": {k: fired.get(k, 0) for k in FAULT_KINDS},
+        "skipped": {k: skipped.get(k, 0) for k in FAULT_KINDS},
+        "unplanned_trainer_kills": sum("unplanned" in e for e in events),
+    }
 
 
 # ---- main ---------------------------------------------------------------------------------------
