@@ -561,6 +561,12 @@ class SFTConfig(_Strict):
     that passed: expert iteration)."""
 
     demonstrations: int = Field(256, ge=0, description="training tasks to demonstrate with their reference steps")
+    demonstration_style: Literal["reference", "look-act-check"] = Field(
+        "reference",
+        description="reference: a task's reference steps as they are; look-act-check: a listing of the task's "
+        "root first (ls -R) and a long listing after (ls -lR), so the warm start shows looking before acting "
+        "and checking before finish (tasks whose steps already list first are left as they are)",
+    )
     data: list[str] = Field(
         default_factory=list,
         description="more transcripts: JSONL files written by an earlier SFT run (demonstrations.jsonl, "

@@ -241,3 +241,25 @@ def test_sft_without_data_and_without_a_table_fail_in_one_line(tmp_path, word_su
     assert result.returncode == 2 and "no [sft] table" in result.stderr
     with pytest.raises(PosttrainError, match="transcript file not found"):
         read_transcripts(tmp_path / "missing.jsonl")
+
+
+def test_look_act_check_demonstrations_list_the_root_before_and_after_and_still_pass(tokenizer):
+    from posttrain.tasks.terminal_gen import TerminalGenSource
+
+    families = ["text-processing", "permissions-find", "composite"]
+    source = TerminalGenSource("terminal", families, [1, 2], seed=3, size=24)
+    tasks = [source.get(i) for i in range(24)]
+    assert {t.metadata["root"] for t in tasks} - {"/app"}, "the draw should include another root than /app"
+    agent = AgentConfig(tools=["bash", "finish"], max_steps=8)
+    transcripts = collect_demonstrations(tasks, tokenizer, agent, style="look-act-check")
+    for task, transcript in zip(tasks, transcripts):
+        segments = transcript.segments
+        own = tokenizer.decode([t for s in segments for t, m in zip(s["completion_ids"], s["completion_mask"]) if m])
+        commands = [c.arguments.get("command") for c in parse_tool_calls(own) if c.name == "bash"]
+        steps = reference_steps(task)
+        if steps[0].startswith("ls "):  # the composite family looks and checks already
+            assert commands == steps
+        else:
+            root = task.metadata["root"]
+            assert commands[0].startswith("ls -R ") and root in commands[0].replace("'", "")
+            assert commands[1:-1] == steps and commands[-1].startswith("ls -lR ")

@@ -3,8 +3,10 @@ turn, then finish) in a real sandbox, and kept only when the task's verifier pas
 
 from __future__ import annotations
 
+import shlex
+
 from posttrain.agent.loop import AgentConfig, run_episodes
-from posttrain.agent.policies import DemonstrationPolicy
+from posttrain.agent.policies import DemonstrationPolicy, reference_steps
 from posttrain.errors import PosttrainError
 from posttrain.pipeline.sft.transcripts import Transcript, transcript_of
 from posttrain.tasks.records import Task
@@ -14,11 +16,36 @@ class DemonstrationFailed(PosttrainError):
     """A task's reference steps did not pass its own verifier: the task or its steps are wrong."""
 
 
+def look_act_check(steps: list[str], root: str) -> list[str]:
+    """The steps with a listing of `root` before them and a long listing (sizes, modes) after,
+    unless they already begin with a listing (the composite family's own look-act-check)."""
+    if steps and steps[0].startswith("ls "):
+        return list(steps)
+    quoted = shlex.quote(root)
+    return [f"ls -R {quoted}", *steps, f"ls -lR {quoted}"]
+
+
+def styled(tasks: list[Task], style: str) -> list[Task]:
+    """`[sft] demonstration_style` applied: copies of the tasks whose reference steps look
+    first and check after; the tasks themselves are left as they are."""
+    if style == "reference":
+        return tasks
+    out = []
+    for task in tasks:
+        steps = reference_steps(task)
+        root = task.metadata.get("root", "/app")
+        metadata = {**task.metadata, "reference_steps": look_act_check(list(steps), root)}
+        out.append(task.model_copy(update={"metadata": metadata}))
+    return out
+
+
 def collect_demonstrations(
-    tasks: list[Task], tokenizer, agent: AgentConfig, on_episode_end=None, max_live: int = 32
+    tasks: list[Task], tokenizer, agent: AgentConfig, on_episode_end=None, max_live: int = 32, style: str = "reference"
 ) -> list[Transcript]:
-    """One verified demonstration per task. Raises DemonstrationFailed naming the first task
-    whose demonstration failed (a warm start on unverified transcripts would teach wrong moves)."""
+    """One verified demonstration per task, its steps in `style` (see `styled`). Raises
+    DemonstrationFailed naming the first task whose demonstration failed (a warm start on
+    unverified transcripts would teach wrong moves)."""
+    tasks = styled(tasks, style)
     # The steps are the whole solution: the step budget must not cut a demonstration short.
     longest = max((len(t.metadata.get("reference_steps") or ()) for t in tasks), default=0)
     agent = agent.model_copy(update={"max_steps": max(agent.max_steps, longest + 1), "scratch_notes": False})

@@ -100,6 +100,7 @@ class TerminalGenSource:
             template=generated.template,
             wording=generated.wording,
             reference_steps=list(generated.steps),
+            root=generated.root,
             content_digest=digest,
             index=index,
         )
