@@ -194,8 +194,9 @@ class _Stage:
         demos = answer_demonstrations(answer, self.tokenizer, self.config.rollout.system_prompt)
         if terminal:
             with self._episodes_bar("demonstrations", len(terminal)) as advance:
+                style = self.sft.demonstration_style
                 demos += collect_demonstrations(
-                    terminal, self.tokenizer, self.config.agent, on_episode_end=advance, style=self.sft.demonstration_style
+                    terminal, self.tokenizer, self.config.agent, on_episode_end=advance, style=style
                 )
         write_transcripts(self.sd.demonstrations, demos)
         tokens = sum(d.trained_tokens for d in demos)
