@@ -21,6 +21,10 @@ class EvalResult:
     per_family: dict[str, float] = field(default_factory=dict)  # generated terminal tasks, by family
     per_item_reward: dict[str, float] = field(default_factory=dict)  # answer tasks: the reward itself
     per_item_valid: dict[str, float] = field(default_factory=dict)  # verifiers with a validity gate (scene)
+    # generated terminal tasks: pass@1 by the number of commands the reference solution takes
+    per_steps_needed: dict[str, float] = field(default_factory=dict)
+    # agent episodes: turns taken and the context's length at the end (mean and max)
+    episodes: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
@@ -30,6 +34,8 @@ class EvalResult:
             "per_item": self.per_item,
             "per_item_reward": self.per_item_reward,
             "per_item_valid": self.per_item_valid,
+            "per_steps_needed": self.per_steps_needed,
+            "episodes": self.episodes,
         }
 
     @classmethod
@@ -41,6 +47,8 @@ class EvalResult:
             per_family=data.get("per_family", {}),
             per_item_reward=data.get("per_item_reward", {}),
             per_item_valid=data.get("per_item_valid", {}),
+            per_steps_needed=data.get("per_steps_needed", {}),
+            episodes=data.get("episodes", {}),
         )
 
 
@@ -62,6 +70,9 @@ def evaluate(
     per_item_valid: dict[str, float] = {}
     by_domain: dict[str, list[float]] = {}
     by_family: dict[str, list[float]] = {}
+    by_steps: dict[int, list[float]] = {}
+    turns: list[int] = []
+    context: list[int] = []
     terminal = [t for t in tasks if t.kind == "terminal"]
     if terminal:
         agent = agent or AgentConfig()
@@ -82,6 +93,10 @@ def evaluate(
             by_domain.setdefault(task.domain, []).append(value)
             if task.metadata.get("family"):
                 by_family.setdefault(task.metadata["family"], []).append(value)
+            if task.metadata.get("reference_steps"):
+                by_steps.setdefault(len(task.metadata["reference_steps"]), []).append(value)
+            turns.append(len(trajectory.turns))
+            context.append(final_context_tokens(trajectory))
     answer = [t for t in tasks if t.kind != "terminal"]
     for start in range(0, len(answer), batch_size):
         chunk = answer[start : start + batch_size]
@@ -100,6 +115,16 @@ def evaluate(
     per_domain = {d: sum(v) / len(v) for d, v in sorted(by_domain.items())}
     overall = sum(per_item.values()) / max(len(per_item), 1)
     per_family = {f: sum(v) / len(v) for f, v in sorted(by_family.items())}
+    per_steps_needed = {str(n): sum(v) / len(v) for n, v in sorted(by_steps.items())}
+    episodes = (
+        {
+            "mean_turns": sum(turns) / len(turns),
+            "mean_context_tokens": sum(context) / len(context),
+            "max_context_tokens": float(max(context)),
+        }
+        if turns
+        else {}
+    )
     return EvalResult(
         per_item=per_item,
         per_domain=per_domain,
@@ -107,4 +132,14 @@ def evaluate(
         per_family=per_family,
         per_item_reward=per_item_reward,
         per_item_valid=per_item_valid,
+        per_steps_needed=per_steps_needed,
+        episodes=episodes,
     )
+
+
+def final_context_tokens(trajectory) -> int:
+    """The episode's context at its end: the last turn's prompt and reply (0 for no turn)."""
+    if not trajectory.turns:
+        return 0
+    last = trajectory.turns[-1]
+    return len(last.prompt_ids) + len(last.completion_ids)

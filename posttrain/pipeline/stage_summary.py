@@ -75,7 +75,12 @@ def stages_summary(
 
     return {
         "stages": {
-            name: {"heldout_pass_at_1": heldout_pass_at_1(result), "n_heldout": len(ids)}
+            name: {
+                "heldout_pass_at_1": heldout_pass_at_1(result),
+                "n_heldout": len(ids),
+                **({"by_steps_needed": result.per_steps_needed} if result.per_steps_needed else {}),
+                **({"episodes": result.episodes} if result.episodes else {}),
+            }
             for name, result in (("base", base), ("sft", sft), ("rl", rl))
         },
         "rl_minus_base": rl.overall - base.overall,

@@ -69,6 +69,10 @@ def test_sft_then_rl_reports_three_stages_and_resumes_without_redoing_the_warm_s
     for stage in stages.values():
         assert {"overall", "files-dirs", "archives"} <= set(stage["heldout_pass_at_1"])
         assert stage["n_heldout"] == 4 + 2 + 2 + 2  # instances, templates, families, handwritten
+        # the generated items by the number of commands their reference takes; every episode's length
+        assert stage["by_steps_needed"] and all(int(n) >= 1 for n in stage["by_steps_needed"])
+        episodes = stage["episodes"]
+        assert 1 <= episodes["mean_turns"] and 0 < episodes["mean_context_tokens"] <= episodes["max_context_tokens"]
     heldout = summary["heldout"]
     assert list(heldout) == ["instances", "templates", "families", "handwritten"]
     for name, n in (("instances", 4), ("templates", 2), ("families", 2), ("handwritten", 2)):

@@ -28,3 +28,19 @@ def test_each_set_gets_pass_at_1_per_stage_and_paired_intervals():
     summary = stages_summary(base, sft, rl, samples=200, seed=0, sets=sets)
     assert summary["heldout"] == table
     assert "heldout" not in stages_summary(base, sft, rl, samples=200, seed=0)
+
+
+def test_stages_carry_pass_at_1_by_commands_needed_and_episode_lengths_when_measured():
+    base = result({"a": 0, "b": 0})
+    sft = EvalResult(
+        per_item={"a": 1, "b": 0},
+        per_domain={},
+        overall=0.5,
+        per_steps_needed={"1": 1.0, "4": 0.0},
+        episodes={"mean_turns": 3.0, "mean_context_tokens": 900.0, "max_context_tokens": 1200.0},
+    )
+    stages = stages_summary(base, sft, sft, samples=50, seed=0)["stages"]
+    assert "by_steps_needed" not in stages["base"] and "episodes" not in stages["base"]
+    assert stages["sft"]["by_steps_needed"] == {"1": 1.0, "4": 0.0}
+    assert stages["rl"]["episodes"]["max_context_tokens"] == 1200.0
+    assert EvalResult.from_json(sft.to_json()) == sft

@@ -152,3 +152,13 @@ def test_a_composite_trains_only_when_every_template_it_chains_trains():
         family, level, slug = template.split("/")
         uses = next(t.uses for t in FAMILIES[family].templates[int(level[1:])] if t.slug == slug)
         assert uses and all(u in split.training for u in uses)
+
+
+def test_composites_train_in_a_domain_without_the_difficulty_of_the_parts_they_chain():
+    split = split_templates("t", list(FAMILIES), [2, 3], fraction=0.0, seed=0)
+    assert not split.templates and any(t.startswith("composite/d2/") for t in split.training)
+    held = split_templates("t", list(FAMILIES), [2, 3], ["dates"], fraction=0.0, seed=0)
+    for template in (t for t in held.training if t.startswith("composite/")):
+        family, level, slug = template.split("/")
+        uses = next(t.uses for t in FAMILIES[family].templates[int(level[1:])] if t.slug == slug)
+        assert not any(u.startswith("dates/") for u in uses)  # never a held-out family's move

@@ -59,7 +59,7 @@ def split_templates(
     for family in sorted(trained, key=lambda f: _chains(f)):
         for difficulty in difficulties:
             cell = FAMILIES[family].template_ids(difficulty)
-            unusable = {t for t in cell if _uses_heldout(t, training, families, heldout_families)}
+            unusable = {t for t in cell if _uses_heldout(t, heldout, families, heldout_families)}
             rest = [t for t in cell if t not in held and t not in unusable]
             drawn = random.Random(f"heldout:{seed}:{family}:{difficulty}").sample(
                 rest, min(len(rest), max(0, int(fraction * len(cell)) - len(unusable)))
@@ -79,9 +79,10 @@ def _chains(family: str) -> bool:
     return any(t.uses for cell in FAMILIES[family].templates.values() for t in cell)
 
 
-def _uses_heldout(template: str, training: list[str], families: list[str], heldout_families: list[str]) -> bool:
-    """A composite chaining a template that does not train here (held out, or of a family
-    outside the domain) would teach what the held-out sets measure."""
+def _uses_heldout(template: str, heldout: list[str], families: list[str], heldout_families: list[str]) -> bool:
+    """A composite chaining a held-out template, or one of a family held out or outside the
+    domain, would teach what the held-out sets measure. A chained template of a difficulty
+    the domain does not draw (a d2 composite's d1 parts in a d2-d3 domain) is no held-out item."""
     family, difficulty, slug = parse_template_id(template)
     uses = next(t.uses for t in FAMILIES[family].templates[difficulty] if t.slug == slug)
-    return any(u.split("/")[0] in heldout_families or u not in training for u in uses)
+    return any(u.split("/")[0] in heldout_families or u.split("/")[0] not in families or u in heldout for u in uses)
