@@ -52,6 +52,16 @@ def collect_demonstrations(
     trajectories = run_episodes(
         tasks, DemonstrationPolicy(tokenizer), tokenizer, agent, on_episode_end=on_episode_end, max_live=max_live
     )
+    # A replay that failed once runs again before it counts against its task: a sandbox or a
+    # verifier killed from outside fails a correct reference, and one such loss must not stop a
+    # warm start of hundreds of demonstrations. A wrong reference fails twice.
+    again = [i for i, t in enumerate(trajectories) if not (t.reward and t.reward.passed)]
+    if again:
+        retried = run_episodes(
+            [tasks[i] for i in again], DemonstrationPolicy(tokenizer), tokenizer, agent, max_live=max_live
+        )
+        for index, trajectory in zip(again, retried):
+            trajectories[index] = trajectory
     transcripts = []
     for task, trajectory in zip(tasks, trajectories):
         if not (trajectory.reward and trajectory.reward.passed):
