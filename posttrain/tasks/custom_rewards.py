@@ -23,9 +23,11 @@ import math
 import os
 import pickle
 import select
+import struct
 import subprocess
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,8 +109,9 @@ def _on_path(folder: str | None):
 
 
 def _serve(requests, replies) -> None:
-    """The worker's loop: pickled (module, function, search path, task, completion) in,
-    ("ok", result) or ("error", message) out."""
+    """The worker's loop: pickled (module, function, search path, task, completion) in;
+    ("loaded", None) once the function is imported, then ("ok", result) or ("error", message)
+    out (an import that raised sends its error alone)."""
     functions = {}
     while True:
         try:
@@ -120,6 +123,7 @@ def _serve(requests, replies) -> None:
             if key not in functions:
                 with _on_path(folder):
                     functions[key] = getattr(importlib.import_module(module), name)
+            _send(replies, pickle.dumps(("loaded", None)))
             reply = ("ok", functions[key](task, completion))
         except BaseException as exc:  # anything the user's code raises is the sample's error
             reply = ("error", f"raised {type(exc).__name__}: {exc}")
@@ -127,8 +131,13 @@ def _serve(requests, replies) -> None:
             payload = pickle.dumps(reply)
         except Exception as exc:  # an unpicklable result
             payload = pickle.dumps(("error", f"returned something that cannot be sent back ({exc})"))
-        replies.write(payload)
-        replies.flush()
+        _send(replies, payload)
+
+
+def _send(replies, payload: bytes) -> None:
+    """One reply as a frame: its length (8 bytes), then the pickle."""
+    replies.write(struct.pack("<Q", len(payload)) + payload)
+    replies.flush()
 
 
 def _import_roots() -> list[str]:
@@ -136,6 +145,9 @@ def _import_roots() -> list[str]:
     package_root = str(Path(__file__).resolve().parents[2])
     inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     return [package_root, *inherited]
+
+
+LOAD_TIMEOUT_S = 120.0  # a worker's start and a reward module's import
 
 
 class RewardWorker:
@@ -158,17 +170,39 @@ class RewardWorker:
                 request = (reward.module, reward.function, reward.search_path, task, completion)
                 process.stdin.write(pickle.dumps(request))
                 process.stdin.flush()
-                ready, _, _ = select.select([process.stdout], [], [], timeout_s)
-                if not ready:
-                    self._stop()
-                    raise RewardFunctionError(f"timed out after {timeout_s:g} s")
-                status, value = pickle.load(process.stdout)
+                # The worker's start and the function's import have their own allowance: a
+                # fresh worker on a loaded machine is slow to start, which says nothing of the
+                # function.
+                status, value = self._receive(max(timeout_s, LOAD_TIMEOUT_S), "while starting or importing")
+                if status == "loaded":
+                    status, value = self._receive(timeout_s, "")
             except (EOFError, OSError, pickle.UnpicklingError):
                 self._stop()
                 raise RewardFunctionError("its worker process died") from None
         if status == "error":
             raise RewardFunctionError(value)
         return value
+
+    def _receive(self, timeout_s: float, during: str):
+        """The next reply frame, read from the pipe's descriptor itself (a buffered reader could
+        hold a second frame where select cannot see it)."""
+        deadline = time.monotonic() + timeout_s
+        fd = self._process.stdout.fileno()
+        header = self._read_exactly(fd, 8, deadline, timeout_s, during)
+        return pickle.loads(self._read_exactly(fd, struct.unpack("<Q", header)[0], deadline, timeout_s, during))
+
+    def _read_exactly(self, fd: int, size: int, deadline: float, timeout_s: float, during: str) -> bytes:
+        data = b""
+        while len(data) < size:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                self._stop()
+                raise RewardFunctionError(f"timed out after {timeout_s:g} s" + (f" {during}" if during else ""))
+            chunk = os.read(fd, size - len(data))
+            if not chunk:
+                raise EOFError
+            data += chunk
+        return data
 
     def _start(self) -> None:
         self._process = subprocess.Popen(

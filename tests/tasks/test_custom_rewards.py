@@ -49,6 +49,12 @@ def test_a_hanging_reward_times_out_and_the_next_call_gets_a_fresh_worker():
     assert score("42", task("print")).value == 0.75  # the user's stdout does not mix with the replies
 
 
+def test_a_slow_import_or_worker_start_does_not_count_against_the_rewards_time_limit():
+    # a fresh worker on a loaded machine, or a heavy import, is not a hanging reward
+    reward = score("42", task("x", verifier="python:slow_import_rewards:exact", reward_timeout_s=0.5))
+    assert reward.value == 1.0 and not reward.details.get("reward_errors")
+
+
 def test_a_dict_reward_brings_extra_metrics_and_weights_combine_rewards():
     single = score("x" * 10, task("42", verifier="python:user_rewards:length_reward"))
     assert single.value == 0.25 and single.details["reward_extras"] == {"chars": 10.0}
