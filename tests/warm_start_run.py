@@ -26,6 +26,8 @@ from posttrain.storage.atomic import write_json_atomic
 SETS = {"instances": (16, 0, 10, 14), "templates": (8, 0, 4, 6), "families": (8, 0, 2, 3), "handwritten": (8, 0, 1, 2)}
 FAMILIES = ("files-dirs", "archives")
 SFT_STEPS = 5
+# pass@1 by the number of commands a task's reference takes, (base, SFT, RL)
+BY_STEPS_NEEDED = ({"1": 0.0, "3": 0.0}, {"1": 0.5, "3": 0.25}, {"1": 0.75, "3": 0.5})
 
 
 def _items() -> list[tuple[str, str, str]]:
@@ -44,6 +46,7 @@ def _stage_result(stage: int) -> EvalResult:
         per_domain={"add": overall},
         overall=overall,
         per_family={f: sum(v) / len(v) for f, v in families.items()},
+        per_steps_needed=BY_STEPS_NEEDED[stage],
     )
 
 

@@ -135,6 +135,10 @@ def _warm_start_comparison(summary: dict) -> dict[str, Any]:
         rows.append(_row(name, "heldout set", values, entry.get("n"), set_changes))
     families = sorted({k for c in columns for k in scores[c] if k != "overall"})
     rows += [_row(f, "family", {c: scores[c].get(f) for c in columns}, None) for f in families]
+    by_steps = {c: stages[c].get("by_steps_needed") or {} for c in columns}
+    for steps in sorted({k for c in columns for k in by_steps[c]}, key=int):
+        label = f"{steps} command" + ("" if steps == "1" else "s")
+        rows.append(_row(label, "commands needed", {c: by_steps[c].get(steps) for c in columns}, None))
     return {"columns": columns, "rows": rows}
 
 
@@ -265,9 +269,11 @@ def _stage_text(stage: dict) -> str:
 
 
 def _row_text(row: dict, columns: list[str]) -> str:
-    label = row["label"] if row["kind"] in ("overall", "family", "domain") else f"{row['label']} (held-out set)"
-    if row["kind"] == "family":
-        label = f"family {row['label']}"
+    label = {
+        "family": f"family {row['label']}",
+        "heldout set": f"{row['label']} (held-out set)",
+        "commands needed": f"needing {row['label']}",
+    }.get(row["kind"], row["label"])
     cells = []
     for column in columns:
         value = row["values"].get(column)

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.dashboard.conftest import Server, get, open_page
-from tests.warm_start_run import expected_pass_at_1, make_warm_start_run
+from tests.warm_start_run import BY_STEPS_NEEDED, expected_pass_at_1, make_warm_start_run
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +34,14 @@ def test_a_warm_started_run_shows_each_stage_per_heldout_set_and_family(story_se
     expected = expected_pass_at_1()
     rows = page.locator("#story tr.story-row")
     labels = [rows.nth(i).get_attribute("data-label") for i in range(rows.count())]
-    assert labels == ["overall", "instances", "templates", "families", "handwritten", "archives", "files-dirs"]
-    for label in labels:
+    sets_and_families = ["overall", "instances", "templates", "families", "handwritten", "archives", "files-dirs"]
+    assert labels == [*sets_and_families, "1 command", "3 commands"]
+    for steps, label in (("1", "1 command"), ("3", "3 commands")):  # held-out pass@1 by the commands needed
+        row = page.locator(f"#story tr.story-row[data-label='{label}']")
+        assert row.inner_text().startswith(f"needing {label}")
+        shown = [row.locator(f"td.score[data-stage='{s}']").inner_text() for s in ("base", "sft", "rl")]
+        assert shown == [f"{stage[steps]:.3f}" for stage in BY_STEPS_NEEDED]
+    for label in sets_and_families:
         row = page.locator(f"#story tr.story-row[data-label='{label}']")
         shown = [row.locator(f"td.score[data-stage='{s}']").inner_text().split(" [")[0] for s in ("base", "sft", "rl")]
         assert shown == [f"{v:.3f}" for v in expected[label]], label

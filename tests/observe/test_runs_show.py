@@ -62,6 +62,9 @@ def test_a_warm_started_run_tells_base_sft_and_rl(warm_run):
         line = line_starting(lines, f"family {family}:")
         assert line.split(": ", 1)[1] == " -> ".join(f"{v:.3f}" for v in expected[family])
 
+    assert line_starting(lines, "needing 1 command:").endswith("0.000 -> 0.500 -> 0.750")
+    assert line_starting(lines, "needing 3 commands:").endswith("0.000 -> 0.250 -> 0.500")
+
     records = [json.loads(x) for x in (warm_run / "metrics.jsonl").read_text().splitlines()]
     last = records[-1]
     reward = line_starting(lines, "final reward")

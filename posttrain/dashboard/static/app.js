@@ -100,7 +100,8 @@ function heldoutLine(table) {
 
 function storyTable(table) {
   if (!table.columns.length) return h("p", { class: "muted", id: "story" }, "held-out pass@1: no evaluation written yet");
-  const label = (r) => (r.kind === "heldout set" ? `${r.label} (held-out set)` : r.kind === "family" ? `family ${r.label}` : r.label);
+  const label = (r) =>
+    r.kind === "heldout set" ? `${r.label} (held-out set)` : r.kind === "family" ? `family ${r.label}` : r.kind === "commands needed" ? `needing ${r.label}` : r.label;
   return h("table", { id: "story" },
     h("tr", {}, h("th", {}, "held-out pass@1"), h("th", {}, "n"), ...table.columns.map((c) => h("th", {}, stageLabel(c))),
       h("th", {}, "change (paired 95% CI)")),
