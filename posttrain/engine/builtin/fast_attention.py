@@ -91,7 +91,10 @@ def library() -> ctypes.CDLL:
     lib.decode_cache_write.argtypes += [_PTR, _INT, _INT, _INT, _PTR, _INT, _INT, _INT]
     lib.rope_cache_write.argtypes = [_PTR] + [_INT] * 5 + [_PTR] * 4 + [_PTR, _INT, _INT] * 2
     lib.rope_cache_write.argtypes += [_PTR, _PTR] + [_PTR, _INT, _INT, _INT] * 2
-    for function in (lib.decode_scores, lib.decode_values, lib.decode_cache_write, lib.rope_cache_write):
+    lib.decode_scores_q8.argtypes = lib.decode_scores.argtypes + [_PTR, _INT, _INT]
+    lib.decode_values_q8.argtypes = lib.decode_values.argtypes + [_PTR, _INT, _INT]
+    functions = (lib.decode_scores, lib.decode_values, lib.decode_scores_q8, lib.decode_values_q8)
+    for function in (*functions, lib.decode_cache_write, lib.rope_cache_write):
         function.restype = None
     return lib
 
@@ -188,20 +191,25 @@ def decode_attention_tokens(
     window: int | None,
     counts: torch.Tensor | None,
     out: torch.Tensor,
+    scales: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> None:
     """decode_attention on the step's token rows, in place: q and out [tokens, heads, D] (unit
     stride over heads' dims, heads adjacent), query t of sequence b being token query_index[b, t]
     (int64 [batch, n]); each real query's heads of `out` are written, the other rows left as
-    they were. The engine's decode layer: no gather into the pairs layout and no scatter back."""
+    they were. The engine's decode layer: no gather into the pairs layout and no scatter back.
+    scales: int8 k_t and v, each key's and value's float32 scale [>= batch, kv, capacity]
+    (kv_quant.py), applied as they are read."""
     if q.stride(-1) != 1 or out.stride(-1) != 1 or q.dim() != 3 or out.shape != q.shape:
         raise ValueError("decode_attention_tokens: q and out [tokens, heads, D] with unit last stride")
     if query_index.shape != limit.shape:
         raise ValueError(f"decode_attention_tokens: query_index {tuple(query_index.shape)} is not limit's shape")
     _attend(q, query_index, q.stride(0), q.stride(1), k_t, v, limit, group, width, scale, shared, window, counts,
-            out, out.stride(0), out.stride(1))  # fmt: skip
+            out, out.stride(0), out.stride(1), scales)  # fmt: skip
 
 
-def _attend(q, qidx, q_tok, q_head, k_t, v, limit, group, width, scale, shared, window, counts, out, o_tok, o_head):
+def _attend(
+    q, qidx, q_tok, q_head, k_t, v, limit, group, width, scale, shared, window, counts, out, o_tok, o_head, scales=None
+):
     lib = library()
     batch, n = limit.shape
     kv, dim = k_t.shape[1], k_t.shape[2]
@@ -209,21 +217,36 @@ def _attend(q, qidx, q_tok, q_head, k_t, v, limit, group, width, scale, shared, 
         raise ValueError("decode_attention: limit and the query index must be contiguous int64")
     if k_t.stride(-1) != 1 or v.stride(-1) != 1 or q.dtype != torch.float32 or out.dtype != torch.float32:
         raise ValueError("decode_attention: float32 rows and caches with unit last stride")
+    cache_dtype = torch.float32 if scales is None else torch.int8
+    if k_t.dtype != cache_dtype or v.dtype != cache_dtype:
+        raise ValueError(f"decode_attention: {k_t.dtype} caches; float32 ones without scales, int8 ones with them")
+    q8 = () if scales is None else _scale_args(scales)
     if counts is not None and (counts.dtype != torch.int64 or not counts.is_contiguous() or len(counts) != batch):
         raise ValueError(f"decode_attention: counts must be contiguous int64 of length {batch}")
     window = window or 0
     counts_ptr = None if counts is None else counts.data_ptr()
     pairs, count = batch * kv, group * n
     scores = torch.empty(pairs, count, width)
-    lib.decode_scores(
+    (lib.decode_scores_q8 if q8 else lib.decode_scores)(
         q.data_ptr(), qidx.data_ptr(), q_tok, q_head, k_t.data_ptr(), k_t.stride(0), k_t.stride(1), k_t.stride(2),
         limit.data_ptr(), counts_ptr, batch, kv, group, n, dim, width, shared, window, scale, scores.data_ptr(),
+        *q8[:3],
     )  # fmt: skip
     probs = torch.softmax(scores, dim=-1, dtype=torch.float32)
-    lib.decode_values(
+    (lib.decode_values_q8 if q8 else lib.decode_values)(
         probs.data_ptr(), v.data_ptr(), v.stride(0), v.stride(1), v.stride(2), limit.data_ptr(), counts_ptr,
-        batch, kv, group, n, dim, width, shared, window, out.data_ptr(), qidx.data_ptr(), o_tok, o_head,
+        batch, kv, group, n, dim, width, shared, window, out.data_ptr(), qidx.data_ptr(), o_tok, o_head, *q8[3:],
     )  # fmt: skip
+
+
+def _scale_args(scales: tuple[torch.Tensor, torch.Tensor]) -> tuple:
+    """(pointer, row stride, head stride) of the key scales, then of the value scales."""
+    args = ()
+    for s in scales:
+        if s.dtype != torch.float32 or s.stride(-1) != 1:
+            raise ValueError("decode_attention: float32 scales with unit last stride")
+        args += (s.data_ptr(), s.stride(0), s.stride(1))
+    return args
 
 
 def rope_cache_write(

@@ -1,0 +1,49 @@
+"""The int8 KV cache: keys and values stored as int8 with one float32 scale per token and head.
+
+    scale = max |x| over the head's D values / 127        (a positive floor: an all-zero row)
+    q     = round(x / scale), in [-127, 127]                x ~= q * scale
+
+A token's head of SmolLM2 (D = 64) takes 64 + 4 bytes instead of 256: 0.27 of float32's, so the
+same memory holds 3.76x the tokens. Attention reads q and applies the scale as it reads
+(decode_attention.c's *_q8 functions; dequantize on the torch paths), so the score of key j is
+scale_j * (query . q_j) and the output sum_j p_j scale_j v_j. It is not lossless: the engine's
+logprobs differ from the trainer's exact ones, which `logprob_mismatch_max` reports and
+truncated importance sampling ([rl] tis_cap) corrects.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from posttrain.errors import PosttrainError
+
+KV_CACHE_DTYPES = ("auto", "fp32", "int8")  # auto: the model's own dtype (float32 here), as before
+SCALE_BYTES = 4  # one float32 scale per token and head
+# the smallest scale: an all-zero head dequantizes to zeros and never multiplies -inf by 0
+_FLOOR = torch.finfo(torch.float32).tiny
+
+
+def is_int8(kv_cache_dtype: str) -> bool:
+    """Whether the name asks for the int8 cache; one-line error naming the key for any other name."""
+    if kv_cache_dtype not in KV_CACHE_DTYPES:
+        raise PosttrainError(
+            f"[engine] kv_cache_dtype = {kv_cache_dtype!r} is not one of {', '.join(map(repr, KV_CACHE_DTYPES))}"
+        )
+    return kv_cache_dtype == "int8"
+
+
+def quantize(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(int8 values [..., D], float32 scales [...]) of float x [..., D], per row of D."""
+    scale = (x.abs().amax(-1) / 127).clamp_min(_FLOOR)
+    return torch.round(x / scale[..., None]).clamp_(-127, 127).to(torch.int8), scale.float()
+
+
+def dequantize(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    """float32 [..., D] of int8 q [..., D] and its scales [...]."""
+    return q.float() * scale[..., None]
+
+
+def bytes_per_token(kv_cache_dtype: str, num_layers: int, num_kv_heads: int, head_dim: int) -> int:
+    """The KV cache's bytes for one token across all layers: keys and values, with their scales."""
+    per_head = head_dim + SCALE_BYTES if is_int8(kv_cache_dtype) else 4 * head_dim
+    return 2 * num_layers * num_kv_heads * per_head
