@@ -378,3 +378,40 @@ void rope_cache_write(const float *qkv, int64_t qkv_tok, int64_t tokens, int64_t
         }
     }
 }
+
+/* The int8 cache's write of one layer's keys or values (kv_quant.quantize's arithmetic: scale =
+ * max |x| over the head's D values / 127, floored at FLT_MIN; q = round half to even of
+ * x / scale, within +-127): token i's kv heads to the paged cache at slots[i] and, where
+ * dest_rows[i] >= 0, to that DecodeCache row at position dest_pos[i]. Strides in elements:
+ *   x       token i, head h, element d at x + h * x_h + i * x_tok + d
+ *   cache   h * c_h + slot * c_s + d, its scale at scales + h * s_h + slot
+ *   rows    row * r_row + h * r_h + pos * r_pos + d * r_d (keys transposed: r_pos 1, r_d the
+ *           capacity; values: r_pos D, r_d 1), its scale at row_scales + row * rs_row + h * rs_h + pos */
+void quantize_write(const float *x, int64_t x_h, int64_t x_tok, int64_t tokens, int64_t kv, int64_t D,
+                    const int64_t *slots, int8_t *cache, int64_t c_h, int64_t c_s, float *scales, int64_t s_h,
+                    const int64_t *dest_rows, const int64_t *dest_pos, int8_t *rows, int64_t r_row, int64_t r_h,
+                    int64_t r_pos, int64_t r_d, float *row_scales, int64_t rs_row, int64_t rs_h) {
+    int8_t q[D];
+    for (int64_t i = 0; i < tokens; i++) {
+        const int64_t slot = slots[i], dest = dest_rows ? dest_rows[i] : -1, pos = dest_rows ? dest_pos[i] : 0;
+        for (int64_t h = 0; h < kv; h++) {
+            const float *xs = x + h * x_h + i * x_tok;
+            float amax = 0.0f;
+            for (int64_t d = 0; d < D; d++) amax = fmaxf(amax, fabsf(xs[d]));
+            float scale = amax / 127.0f;
+            if (!(scale >= FLT_MIN)) scale = FLT_MIN;
+            for (int64_t d = 0; d < D; d++) {
+                float r = nearbyintf(xs[d] / scale);
+                q[d] = (int8_t)(r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r);
+            }
+            int8_t *cd = cache + h * c_h + slot * c_s;
+            for (int64_t d = 0; d < D; d++) cd[d] = q[d];
+            scales[h * s_h + slot] = scale;
+            if (dest >= 0) {
+                int8_t *rd = rows + dest * r_row + h * r_h + pos * r_pos;
+                for (int64_t d = 0; d < D; d++) rd[d * r_d] = q[d];
+                row_scales[dest * rs_row + h * rs_h + pos] = scale;
+            }
+        }
+    }
+}

@@ -93,8 +93,10 @@ def library() -> ctypes.CDLL:
     lib.rope_cache_write.argtypes += [_PTR, _PTR] + [_PTR, _INT, _INT, _INT] * 2
     lib.decode_scores_q8.argtypes = lib.decode_scores.argtypes + [_PTR, _INT, _INT]
     lib.decode_values_q8.argtypes = lib.decode_values.argtypes + [_PTR, _INT, _INT]
+    lib.quantize_write.argtypes = [_PTR] + [_INT] * 5 + [_PTR, _PTR, _INT, _INT, _PTR, _INT]
+    lib.quantize_write.argtypes += [_PTR, _PTR, _PTR] + [_INT] * 4 + [_PTR, _INT, _INT]
     functions = (lib.decode_scores, lib.decode_values, lib.decode_scores_q8, lib.decode_values_q8)
-    for function in (*functions, lib.decode_cache_write, lib.rope_cache_write):
+    for function in (*functions, lib.decode_cache_write, lib.rope_cache_write, lib.quantize_write):
         function.restype = None
     return lib
 
@@ -123,6 +125,42 @@ def write_decode_cache(
         tokens.data_ptr(), rows.data_ptr(), positions.data_ptr(), len(tokens), kv, dim,
         k_t.data_ptr(), k_t.stride(0), k_t.stride(1), k_t.stride(2),
         v_cache.data_ptr(), v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
+    )  # fmt: skip
+
+
+def quantize_write(
+    x: torch.Tensor,
+    slots: torch.Tensor,
+    cache: torch.Tensor,
+    scales: torch.Tensor,
+    destination: tuple | None = None,
+) -> None:
+    """kv_quant.quantize of one layer's keys or values x [kv, tokens, D] (float32, unit last
+    stride), written in one call to the int8 paged cache layer (cache [kv, slots, D], scales [kv,
+    slots]) at `slots`, and with destination = (rows, positions, row_cache, row_scales, keys) also
+    to the DecodeCache rows (rows[i] < 0: token i has none): row_cache [rows, kv, D, capacity]
+    where keys (transposed), else [rows, kv, capacity, D]."""
+    kv, tokens, dim = x.shape
+    if x.dtype != torch.float32 or x.stride(-1) != 1 or cache.dtype != torch.int8 or cache.stride(-1) != 1:
+        raise ValueError("quantize_write: float32 x and an int8 cache, each with unit last stride")
+    if slots.dtype != torch.int64 or not slots.is_contiguous() or len(slots) != tokens:
+        raise ValueError("quantize_write: contiguous int64 slots, one a token")
+    if scales.stride(-1) != 1 or scales.dtype != torch.float32:
+        raise ValueError("quantize_write: float32 scales with unit last stride")
+    rows = positions = None
+    row_cache, row_scales, keys = torch.empty(1, 1, 1, 1, dtype=torch.int8), torch.empty(1, 1, 1), False
+    if destination is not None:
+        rows, positions, row_cache, row_scales, keys = destination
+        if len(rows) != tokens or len(positions) != tokens or not (rows.is_contiguous() and positions.is_contiguous()):
+            raise ValueError("quantize_write: a destination row and position a token")
+    # keys' rows are [rows, kv, D, capacity]: a position is the last axis, an element the one before
+    r_pos, r_d = (row_cache.stride(3), row_cache.stride(2)) if keys else (row_cache.stride(2), row_cache.stride(3))
+    library().quantize_write(
+        x.data_ptr(), x.stride(0), x.stride(1), tokens, kv, dim, slots.data_ptr(), cache.data_ptr(),
+        cache.stride(0), cache.stride(1), scales.data_ptr(), scales.stride(0),
+        None if rows is None else rows.data_ptr(), None if positions is None else positions.data_ptr(),
+        row_cache.data_ptr(), row_cache.stride(0), row_cache.stride(1), r_pos, r_d,
+        row_scales.data_ptr(), row_scales.stride(0), row_scales.stride(1),
     )  # fmt: skip
 
 

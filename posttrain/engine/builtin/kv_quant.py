@@ -43,6 +43,22 @@ def dequantize(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     return q.float() * scale[..., None]
 
 
+def key_rotation(head_dim: int, seed: int = 0) -> torch.Tensor:
+    """A fixed random orthogonal [D, D] matrix R: a Hadamard matrix with random column signs,
+    scaled by 1/sqrt(D), where D is a power of two (else the Q of a seeded Gaussian's QR).
+    Keys stored as k R and queries read as q R give the same scores, q R (k R)^T = q k^T, while
+    R spreads a few large channels over all D, so one scale per head wastes fewer of its steps."""
+    generator = torch.Generator().manual_seed(seed)
+    if head_dim & (head_dim - 1) == 0:
+        hadamard = torch.ones(1, 1)
+        while hadamard.shape[0] < head_dim:
+            hadamard = torch.cat((torch.cat((hadamard, hadamard), 1), torch.cat((hadamard, -hadamard), 1)), 0)
+        signs = torch.randint(0, 2, (head_dim,), generator=generator) * 2 - 1
+        return hadamard * signs / head_dim**0.5
+    q, _ = torch.linalg.qr(torch.randn(head_dim, head_dim, generator=generator, dtype=torch.float64))
+    return q.float()
+
+
 def bytes_per_token(kv_cache_dtype: str, num_layers: int, num_kv_heads: int, head_dim: int) -> int:
     """The KV cache's bytes for one token across all layers: keys and values, with their scales."""
     per_head = head_dim + SCALE_BYTES if is_int8(kv_cache_dtype) else 4 * head_dim

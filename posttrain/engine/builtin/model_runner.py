@@ -107,6 +107,9 @@ class ModelRunner:
         self.k_scale = torch.ones(shape[:3]) if self.quantized else None
         self.v_scale = torch.ones(shape[:3]) if self.quantized else None
         self.scales = (self.k_scale, self.v_scale) if self.quantized else None
+        # int8: keys stored rotated, queries rotated as they are read (kv_quant.key_rotation);
+        # settable to None before the first step (benchmarks/kv_int8.py compares the two)
+        self.key_rotation = kv_quant.key_rotation(self.head_dim) if self.quantized else None
         per_head = self.head_dim * cache_dtype.itemsize + (kv_quant.SCALE_BYTES if self.quantized else 0)
         self.kv_bytes_per_token = 2 * self.num_layers * self.num_kv_heads * per_head  # keys and values
         paged_bytes = self.kv_bytes_per_token * shape[2]
@@ -181,6 +184,8 @@ class ModelRunner:
         plan.use_decode_cache(self.decode_cache, self.k_cache, self.v_cache, self.shared_prefix_min_tail, self.scales)
         if self._fuses_rope(rotation):
             plan.place_tokens(len(ids))
+        elif self.quantized and self.native_attention:
+            plan.mark_destinations(len(ids))  # for the native quantized write
         self.shared_prefix_steps += bool(plan.cache_shared)
         layers_out = None
         if self.compiled is not None:
@@ -318,6 +323,24 @@ class ModelRunner:
     def _write_quantized(self, layer_index, k, v, slot_mapping, plan: _AttentionPlan) -> None:
         """attend's cache writes for the int8 cache: k, v [kv, tokens, dim] quantized once, written
         with their scales to the paged cache and the step's DecodeCache rows."""
+        if self.key_rotation is not None:
+            k = k @ self.key_rotation
+        if self.native_attention:  # quantized and written in one native call each
+            for keys, x, cache, scales in (
+                (True, k, self.k_layers, self.k_scale),
+                (False, v, self.v_layers, self.v_scale),
+            ):
+                destination = None
+                if plan.cache_rows is not None:
+                    rows, row_scales = (
+                        (plan.cache_k_t, plan.cache_k_scale) if keys else (plan.cache_v, plan.cache_v_scale)
+                    )
+                    destination = (
+                        plan.cache_destination_rows, plan.cache_destination_positions,
+                        rows[layer_index], row_scales[layer_index], keys,
+                    )  # fmt: skip
+                fast_attention.quantize_write(x, slot_mapping, cache[layer_index], scales[layer_index], destination)
+            return
         (k8, k_scale), (v8, v_scale) = kv_quant.quantize(k), kv_quant.quantize(v)
         self.k_layers[layer_index][:, slot_mapping] = k8
         self.v_layers[layer_index][:, slot_mapping] = v8
@@ -333,6 +356,8 @@ class ModelRunner:
     def _attend_written(self, layer_index, q, plan: _AttentionPlan, scaling: float) -> torch.Tensor:
         """attend's attention once the step's keys and values are in the caches: q [tokens,
         heads, dim] (rotated), returns [tokens, heads, dim]."""
+        if self.key_rotation is not None:  # the int8 cache's keys are stored rotated
+            q = q @ self.key_rotation
         k_cache, v_cache = self.k_layers[layer_index], self.v_layers[layer_index]
         out = torch.zeros_like(q) if plan.padded else torch.empty_like(q)
         kv, group, dim = self.num_kv_heads, self.num_heads // self.num_kv_heads, self.head_dim
@@ -593,6 +618,10 @@ class _AttentionPlan:
         """Plan the fused rotation and cache write (fast_attention.rope_cache_write) for this
         step: each of its `total` token rows' DecodeCache row (-1: none) and position."""
         self.fused_rope = True
+        self.mark_destinations(total)
+
+    def mark_destinations(self, total: int) -> None:
+        """Each of the step's `total` token rows' DecodeCache row (-1: none) and position."""
         if self.cache_rows is None:
             return
         self.cache_destination_rows = torch.full((total,), -1, dtype=torch.long)
