@@ -12,7 +12,8 @@
     OMP_NUM_THREADS=1 python benchmarks/kv_int8.py                 # SmolLM2, 2k/4k/8k
     OMP_NUM_THREADS=1 python benchmarks/kv_int8.py --tiny          # tiny random model, a quick check
 
-Writes benchmarks/results/kv_int8.json (--tiny: kv_int8_tiny.json) with a `cpu` record.
+Writes benchmarks/results/kv_int8.json (--tiny: kv_int8_tiny.json; --out FILE) with a `cpu`
+record, and prints the same JSON.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import argparse
 import json
 import math
 import resource
+import sys
 import time
 from pathlib import Path
 
@@ -37,6 +39,15 @@ from posttrain.serve.bench import AGENT_TURNS
 
 RESULTS = Path(__file__).parent / "results"
 DTYPES = ("fp32", "int8")
+TINY = {
+    "model": "tiny-llama",
+    "contexts": [256, 512, 1024],
+    "decode_tokens": 32,
+    "repeats": 2,
+    "agent_prompts": 4,
+    "longctx": "longctx:retrieval,multihop:1k:1",
+    "max_tokens": 16,
+}
 
 
 def engine_for(model, tokenizer, dtype: str, num_blocks: int, rotate: bool = True, **kwargs) -> BuiltinEngine:
@@ -99,7 +110,8 @@ def decode_table(model, tokenizer, contexts, batch, new_tokens, repeats, seed=0)
                 del engine
         best = {dtype: max(runs[dtype], key=lambda r: r["tok_s"]) for dtype in DTYPES}
         table[str(context)] = {**best, "int8_over_fp32": best["int8"]["tok_s"] / best["fp32"]["tok_s"], "runs": runs}
-        print(f"decode at {context}: fp32 {best['fp32']['tok_s']:.1f} tok/s, int8 {best['int8']['tok_s']:.1f} tok/s")
+        fp32, int8 = best["fp32"]["tok_s"], best["int8"]["tok_s"]
+        print(f"decode at {context}: fp32 {fp32:.1f} tok/s, int8 {int8:.1f} tok/s", file=sys.stderr)
     return table
 
 
@@ -114,7 +126,7 @@ def agreement(model, tokenizer, prompt_sets: dict, max_tokens: int) -> dict:
             candidate = engine_for(model, tokenizer, "int8", blocks, rotate=rotate)
             result[name][arm] = compare(fp32, candidate, prompts, max_tokens)
             del candidate
-            print(f"{name} {arm}: {json.dumps(result[name][arm])}")
+            print(f"{name} {arm}: {json.dumps(result[name][arm])}", file=sys.stderr)
     return result
 
 
@@ -130,11 +142,10 @@ def main() -> None:
     parser.add_argument("--agent-prompts", type=int, default=8)
     parser.add_argument("--longctx", default="longctx:all:1k,4k:1", help="long-context prompts (evaluate/longctx.py)")
     parser.add_argument("--max-tokens", type=int, default=48, help="greedy tokens per prompt for agreement")
-    parser.add_argument("--output", type=Path)
+    parser.add_argument("--out", "--output", dest="output", type=Path)
+    if parser.parse_known_args()[0].tiny:  # its own defaults; flags given still win
+        parser.set_defaults(**TINY)
     args = parser.parse_args()
-    if args.tiny:
-        args.model, args.contexts, args.decode_tokens, args.repeats = "tiny-llama", [256, 512, 1024], 32, 2
-        args.agent_prompts, args.longctx, args.max_tokens = 4, "longctx:retrieval,multihop:1k:1", 16
     output = args.output or RESULTS / ("kv_int8_tiny.json" if args.tiny else "kv_int8.json")
     torch.manual_seed(0)
     tokenizer = load_tokenizer(args.model)
@@ -163,9 +174,8 @@ def main() -> None:
     record["seconds"] = time.perf_counter() - started
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(record, indent=2) + "\n")
-    print(f"bytes per token: {record['bytes_per_token']}")
-    print(f"fit: {record['fit']['by_context']}")
-    print(f"wrote {output}")
+    print(f"wrote {output}", file=sys.stderr)
+    print(json.dumps(record, indent=2))
 
 
 if __name__ == "__main__":

@@ -125,7 +125,7 @@ class EngineConfig(_Strict):
         description="builtin: the KV cache's element type. auto/fp32: the model's float dtype (the trainer's bits); "
         "int8: int8 keys and values with a float32 scale per token and head, about a quarter of the bytes a "
         "token (num_blocks can grow ~3.7x in the same memory); lossy: logprob_mismatch_max reports the gap and "
-        "[rl] tis_cap corrects it",
+        "[algorithm] tis_cap corrects it",
     )
     speculative: bool = Field(
         False,

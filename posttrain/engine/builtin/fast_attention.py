@@ -18,6 +18,12 @@ cached by source and CPU under ~/.cache/posttrain/kernels), then `agrees` runs i
 attend_rows on the model's head layout (one query and a verified draft's several, a shared
 prefix, a sliding window, widths around the key chunk). Where anything fails (no compiler, a
 BLAS that sums otherwise, a non-float32 model) the engine keeps the GEMM path and says why.
+
+The int8 KV cache (kv_quant.py) uses the same kernel over int8 keys and values with their
+scales (decode_scores_q8, decode_values_q8: each key's scale times the softmax's on its score,
+each value's on its weight) and writes each step's keys and values quantized in one call a
+layer (quantize_write, kv_quant.quantize's arithmetic to the bit). It makes no bit promise
+against the GEMM path: the tests hold it to float rounding of the dequantized values.
 """
 
 from __future__ import annotations

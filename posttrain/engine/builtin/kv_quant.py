@@ -8,7 +8,7 @@ same memory holds 3.76x the tokens. Attention reads q and applies the scale as i
 (decode_attention.c's *_q8 functions; dequantize on the torch paths), so the score of key j is
 scale_j * (query . q_j) and the output sum_j p_j scale_j v_j. It is not lossless: the engine's
 logprobs differ from the trainer's exact ones, which `logprob_mismatch_max` reports and
-truncated importance sampling ([rl] tis_cap) corrects.
+truncated importance sampling ([algorithm] tis_cap) corrects.
 """
 
 from __future__ import annotations
