@@ -191,3 +191,14 @@ def test_native_quantized_write_is_kv_quant_to_the_bit():
         got = got_rows[rows[written], :, positions[written]]  # [written tokens, kv, D]
         assert torch.equal(got, expected_q[:, written].transpose(0, 1))
         assert torch.equal(row_scales[rows[written], :, positions[written]], expected_scale[:, written].T)
+
+
+def test_the_config_key_reaches_the_engine_a_run_builds(tiny_model, tokenizer):
+    """[engine] kv_cache_dtype: the engine rollouts run on (the driver's, or each replica's:
+    both come from engine_for_model) keeps the cache it names."""
+    from posttrain.engine.factory import engine_for_model
+
+    built = engine_for_model(EngineConfig(kv_cache_dtype="int8", num_blocks=8), copy.deepcopy(tiny_model), tokenizer)
+    assert built.runner.quantized and built.runner.k_cache.dtype == torch.int8
+    default = engine_for_model(EngineConfig(num_blocks=8), copy.deepcopy(tiny_model), tokenizer)
+    assert not default.runner.quantized and default.runner.k_cache.dtype == torch.float32

@@ -34,11 +34,13 @@ keys that fell out of the window masked: masked keys add exact zeros, as in the 
 sliding-window mask, so the bits do not change.
 
 With kv_cache_dtype = "int8" (kv_quant.py) both caches hold int8 keys and values with a scale
-per token and head: the step's keys and values are quantized as they are written (by torch, not
-the fused native pass), the decode kernel reads int8 and applies the scales as it reads, and the
-prefill and gather paths dequantize what they read. Not the trainer's bits: the logprob
-mismatch is reported, as for any lossy engine. Reading a shared prefix once and the compiled
-step are float32-only.
+per token and head, the keys rotated by a fixed orthogonal matrix (and the queries by the same
+one as they are read): the step's q, k and v come from torch's rotation (not the fused pass),
+are quantized and written to both caches in one native call each (fast_attention.quantize_write;
+torch where the kernel is unavailable), the decode kernel reads int8 and applies the scales as
+it reads, and the prefill and gather paths dequantize what they read. Not the trainer's bits:
+the logprob mismatch is reported, as for any lossy engine. Reading a shared prefix once and the
+compiled step are float32-only.
 """
 
 from __future__ import annotations
