@@ -120,6 +120,13 @@ class EngineConfig(_Strict):
     block_size: int = Field(16, ge=1, description="builtin: tokens per KV block")
     max_num_seqs: int = Field(128, ge=1, description="builtin: sequences decoded together")
     max_num_batched_tokens: int = Field(2048, ge=16, description="builtin: tokens per step (chunked prefill budget)")
+    kv_cache_dtype: Literal["auto", "fp32", "int8"] = Field(
+        "auto",
+        description="builtin: the KV cache's element type. auto/fp32: the model's float dtype (the trainer's bits); "
+        "int8: int8 keys and values with a float32 scale per token and head, about a quarter of the bytes a "
+        "token (num_blocks can grow ~3.7x in the same memory); lossy: logprob_mismatch_max reports the gap and "
+        "[algorithm] tis_cap corrects it",
+    )
     speculative: bool = Field(
         False,
         description="builtin: speculative decoding with n-gram drafts (lossless: the same tokens for greedy, the "
@@ -161,6 +168,8 @@ class EngineConfig(_Strict):
     def _speculative_needs_builtin(self) -> EngineConfig:
         if self.speculative and self.backend != "builtin":
             raise ValueError(f"speculative = true needs backend = 'builtin', not {self.backend!r}")
+        if self.kv_cache_dtype == "int8" and self.backend != "builtin":
+            raise ValueError(f"kv_cache_dtype = 'int8' needs backend = 'builtin', not {self.backend!r}")
         if self.replica_start and self.backend != "builtin":
             raise ValueError(f"replicas need backend = 'builtin', not {self.backend!r}")
         if (self.min_replicas is None) != (self.max_replicas is None):

@@ -42,6 +42,7 @@ def engine_for_model(settings: EngineConfig, model: torch.nn.Module, tokenizer, 
             max_num_batched_tokens=settings.max_num_batched_tokens,
             version=version,
             speculative=settings.speculative,
+            kv_cache_dtype=settings.kv_cache_dtype,
         )
     if settings.backend == "hf":
         from posttrain.engine.hf_engine import HFEngine

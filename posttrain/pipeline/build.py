@@ -98,7 +98,8 @@ def load_policy_pair(config: RunConfig, weights_from: Path | None = None):
     """The trainer's model and an identical, separate copy for the engine (weights are synced
     into it after each step, as they would be into a remote engine). With the builtin engine
     the trainer's model runs the engine's attention and linear kernels, so the logprobs it
-    recomputes equal the engine's to the bit (fp32)."""
+    recomputes equal the engine's to the bit (fp32, with the fp32 KV cache; with [engine]
+    kv_cache_dtype = "int8" they differ a little, reported as logprob_mismatch_max)."""
     from posttrain.models.loading import load_model
 
     warn_if_bf16_is_emulated(config)

@@ -5,7 +5,8 @@ number it would need.
     model      a sequence's positions (prompt + reply, or an agent's whole context) must stay
                within the model's max_position_embeddings
     KV cache   the builtin engine must hold one whole sequence in its cache: num_blocks x
-               block_size tokens
+               block_size tokens; a refusal also says what the needed cache costs in bytes at
+               the configured [engine] kv_cache_dtype (int8: about a quarter of fp32's)
     agent      one reply must fit the context beside a prompt: reply_tokens < max_context_tokens
 
 An agent's max_steps is not bounded by the context: the layered context (agent/context.py)
@@ -24,35 +25,69 @@ from posttrain.errors import PosttrainError
 # directory is made on first use, which --check must not wait for. tiny-llama, random weights
 # for tests, was never trained at any length: no limit
 EMBEDDED_POSITIONS = {"smollm2-135m": 8192}
+# (layers, kv heads, head dim) of the embedded models, as their configs say (a test checks)
+EMBEDDED_KV_SHAPES = {"smollm2-135m": (30, 3, 64), "tiny-llama": (2, 2, 16)}
 
 
 def model_positions(model: str) -> int | None:
     """The model's max_position_embeddings from its config.json, read as JSON (transformers and
     torch load later); None where the config does not say."""
+    embedded, config = _model_config(model)
+    if embedded is not None:
+        return EMBEDDED_POSITIONS.get(embedded)
+    positions = (config or {}).get("max_position_embeddings")
+    return positions if isinstance(positions, int) else None
+
+
+def model_kv_shape(model: str) -> tuple[int, int, int] | None:
+    """(layers, kv heads, head dim) from the model's config.json; None where it does not say."""
+    embedded, config = _model_config(model)
+    if embedded is not None:
+        return EMBEDDED_KV_SHAPES.get(embedded)
+    config = config or {}
+    layers, heads, hidden = (config.get(k) for k in ("num_hidden_layers", "num_attention_heads", "hidden_size"))
+    if not all(isinstance(v, int) and v > 0 for v in (layers, heads, hidden)):
+        return None
+    return layers, config.get("num_key_value_heads") or heads, config.get("head_dim") or hidden // heads
+
+
+def _model_config(model: str) -> tuple[str | None, dict | None]:
+    """(the embedded model's name, None) where the model (or an adapter's base) is embedded, else
+    (None, its config.json as JSON, or None where unreadable)."""
     from posttrain.models.spec import EMBEDDED, adapter_base_model, is_adapter_dir, local_model_dir
 
     if model in EMBEDDED:
-        return EMBEDDED_POSITIONS.get(model)
-
+        return model, None
     directory = local_model_dir(model)
     while directory is not None and is_adapter_dir(directory):
         base = adapter_base_model(directory)
         if base in EMBEDDED:
-            return EMBEDDED_POSITIONS.get(base)
+            return base, None
         directory = local_model_dir(base)
     if directory is None:
-        return None
+        return None, None
     try:
-        config = json.loads((directory / "config.json").read_text())
+        return None, json.loads((directory / "config.json").read_text())
     except (OSError, json.JSONDecodeError):
-        return None  # check_builtin_family names a broken config.json
-    positions = config.get("max_position_embeddings")
-    return positions if isinstance(positions, int) else None
+        return None, None  # check_builtin_family names a broken config.json
 
 
-def check_context_fits(config: RunConfig, positions: int | None) -> None:
+def _cache_cost(config: RunConfig, blocks: int, kv_shape: tuple[int, int, int] | None) -> str:
+    """', N MiB of int8 KV cache (B bytes a token)' for `blocks` blocks, or '' with no shape."""
+    from posttrain.engine.builtin.kv_quant import bytes_per_token
+
+    if kv_shape is None:
+        return ""
+    dtype = config.engine.kv_cache_dtype
+    per_token = bytes_per_token(dtype, *kv_shape)
+    mib = blocks * config.engine.block_size * per_token / 2**20
+    return f" ({mib:,.1f} MiB of {'int8' if dtype == 'int8' else 'fp32'} KV cache at {per_token} bytes a token)"
+
+
+def check_context_fits(config: RunConfig, positions: int | None, kv_shape: tuple[int, int, int] | None = None) -> None:
     """Raise PosttrainError, one line, for the first setting whose sequences cannot fit the model
-    (`positions`: its max_position_embeddings, None if unknown) or the builtin engine's KV cache."""
+    (`positions`: its max_position_embeddings, None if unknown) or the builtin engine's KV cache
+    (`kv_shape`: the model's (layers, kv heads, head dim), to say what the cache it needs costs)."""
     model = config.model.name
     agent = any(domain.kind == "terminal" for domain in config.domains)
     cache = config.engine.num_blocks * config.engine.block_size if config.engine.backend == "builtin" else None
@@ -68,6 +103,7 @@ def check_context_fits(config: RunConfig, positions: int | None) -> None:
             raise PosttrainError(
                 f"[engine] num_blocks = {config.engine.num_blocks} holds {cache} tokens, less than one episode's "
                 f"[agent] max_context_tokens = {context}: it needs num_blocks >= {math.ceil(context / block)}"
+                + _cache_cost(config, math.ceil(context / block), kv_shape)
             )
         if config.agent.reply_tokens >= context:
             raise PosttrainError(
@@ -91,4 +127,5 @@ def check_context_fits(config: RunConfig, positions: int | None) -> None:
             raise PosttrainError(
                 f"[engine] num_blocks = {config.engine.num_blocks} holds {cache} tokens, less than {key} = {tokens} "
                 f"plus a prompt: it needs num_blocks >= {math.ceil((tokens + 1) / block)} + the prompt's blocks"
+                + _cache_cost(config, math.ceil((tokens + 1) / block), kv_shape)
             )

@@ -191,7 +191,7 @@ def check_run(
     model: the config, the model's directory, the output directory and every domain's tasks.
     Fast, and writes nothing. `world_size`: --nproc; `storage_url`: --out URL."""
     from posttrain.pipeline.build import build_mixture, build_sources
-    from posttrain.pipeline.context_fit import check_context_fits, model_positions
+    from posttrain.pipeline.context_fit import check_context_fits, model_kv_shape, model_positions
 
     run = open_run(config_path, out, resume, world_size, storage_url, strict)
     if run.config.storage.url:
@@ -202,7 +202,7 @@ def check_run(
         raise PosttrainError(f"{config_path or run.run_dir.config}: no [sft] table; posttrain sft needs one")
     if run.config.engine.backend == "builtin":
         check_builtin_family(run.config.model.name)
-    check_context_fits(run.config, model_positions(run.config.model.name))
+    check_context_fits(run.config, model_positions(run.config.model.name), model_kv_shape(run.config.model.name))
     if run.config.train.device == "cuda":  # a GPU asked for by name must be here (torch loads only then)
         from posttrain.train.device import resolve_device
 

@@ -82,6 +82,13 @@ def run_command(
         "attention went native it is level with it (1.01x in process at 16 sequences), so it is "
         "off by default (docs/serving.md).",
     ),
+    kv_cache_dtype: str = typer.Option(
+        "auto",
+        "--kv-cache-dtype",
+        help="The builtin engine's KV cache: auto (the model's float dtype), fp32, or int8: int8 keys and "
+        "values with a scale per token and head, about a quarter of the bytes a token; lossy, the logprob "
+        "gap is small (docs/serving.md). Not with --compile.",
+    ),
     system_prompt: str | None = typer.Option(
         None,
         "--system-prompt",
@@ -169,6 +176,7 @@ def run_command(
         quantize=quantize,
         engine=engine,
         compile_step=compile_step,
+        kv_cache_dtype=kv_cache_dtype,
         system_prompt=chat_system or "",
         record_dir=record,
         api_keys=tuple(keys),
@@ -180,6 +188,7 @@ def run_command(
         label = variant + (f", {quantize} weights" if quantize else "") + (f", {engine}" if engine != "builtin" else "")
         compiling = compile_step and engine == "builtin" and not quantize  # int8 layers step eagerly
         label += ", compiled" if compiling else ""
+        label += f", {kv_cache_dtype} KV cache" if kv_cache_dtype not in ("auto", "fp32") else ""
         guarded = f"{len(set(keys))} API key{'s' if len(set(keys)) != 1 else ''}" if keys else "no API key"
         guarded += f", rate limit {limit} per {'key' if keys else 'client address'}" if limit else ""
         with spinner(f"loading {model} ({label}){' and compiling its step' if compiling else ''}"):

@@ -18,6 +18,7 @@ from pathlib import Path
 from transformers import AutoConfig
 
 from posttrain.engine.builtin.engine import BuiltinEngine, EngineStats
+from posttrain.engine.builtin.kv_quant import KV_CACHE_DTYPES
 from posttrain.engine.builtin.quantization import CHOICES as QUANTIZE_CHOICES
 from posttrain.engine.builtin.quantization import quantize_int8
 from posttrain.engine.interface import GenerationRequest, SamplingParams
@@ -52,6 +53,7 @@ class ServerSettings:
     # the builtin engine's decoder layers as one torch.compile graph (engine/builtin/compiled_step.py,
     # --compile); off by default: 1.2x in process, but no gain measured over HTTP yet
     compile_step: bool = False
+    kv_cache_dtype: str = "auto"  # --kv-cache-dtype: int8 holds ~3.7x the tokens a block of memory (kv_quant.py)
     # for chat requests with no system message and no tools; None: the trained agent's saved one
     # (agent_settings.json beside the weights), "": none (--system-prompt)
     system_prompt: str | None = None
@@ -76,6 +78,14 @@ def build_server(settings: ServerSettings):
         raise PosttrainError(f"--engine must be one of {', '.join(ENGINES)}, not {settings.engine!r}")
     if settings.engine == "vllm" and settings.quantize:
         raise PosttrainError("--quantize is the builtin engine's; vLLM quantizes through its own checkpoints")
+    if settings.kv_cache_dtype not in KV_CACHE_DTYPES:
+        raise PosttrainError(
+            f"--kv-cache-dtype must be one of {', '.join(KV_CACHE_DTYPES)}, not {settings.kv_cache_dtype!r}"
+        )
+    if settings.kv_cache_dtype == "int8" and (settings.engine != "builtin" or settings.compile_step):
+        raise PosttrainError(
+            "--kv-cache-dtype int8 is the builtin engine's eager step: not with --engine vllm or --compile"
+        )
     if settings.max_body_bytes < 1024:
         raise PosttrainError(f"--max-body-bytes must be at least 1024, not {settings.max_body_bytes}")
     system_prompt, _ = default_system_prompt(settings.model, settings.system_prompt)  # before loading the model
@@ -138,6 +148,7 @@ def _builtin_engine(settings: ServerSettings, model_name: str):
         max_num_seqs=max(settings.max_concurrency * 4, 16),
         speculative=settings.variant == "fast",
         compile_step=settings.compile_step,
+        kv_cache_dtype=settings.kv_cache_dtype,
     )
     if engine.runner.compiled is not None:  # compile now, not in the first client's request
         engine.generate([GenerationRequest("compile", [0, 1, 2], SamplingParams(temperature=0, max_tokens=2))])

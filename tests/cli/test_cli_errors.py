@@ -38,6 +38,10 @@ GOOD = '[model]\nname = "tiny-llama"\n[[domains]]\nname = "a"\nsource = "reasoni
         (GOOD.replace('"tiny-llama"', '"/nonexistent/model"'), "model '/nonexistent/model': no config.json"),
         (GOOD.replace("reasoning-gym:basic_arithmetic", "jsonl:missing.jsonl"), "missing.jsonl does not exist"),
         (GOOD + '[train]\ndevice = "cuda"\n', 'train.device = "cuda": the builtin engine runs on the CPU only'),
+        (
+            GOOD + '[engine]\nkv_cache_dtype = "int4"\n',
+            "engine.kv_cache_dtype: Input should be 'auto', 'fp32' or 'int8'",
+        ),
     ],
 )
 def test_bad_input_is_one_clear_line(tmp_path, text, expected):

@@ -7,7 +7,13 @@ import pytest
 
 from posttrain.config import parse_config
 from posttrain.errors import PosttrainError
-from posttrain.pipeline.context_fit import EMBEDDED_POSITIONS, check_context_fits, model_positions
+from posttrain.pipeline.context_fit import (
+    EMBEDDED_KV_SHAPES,
+    EMBEDDED_POSITIONS,
+    check_context_fits,
+    model_kv_shape,
+    model_positions,
+)
 from tests.cli.test_cli_errors import GOOD, one_error_line, run_cli
 
 TERMINAL = {"name": "t", "kind": "terminal", "source": "terminal-gen:all"}
@@ -28,11 +34,23 @@ def test_the_embedded_smollm2s_positions_are_its_configs():
     config = json.loads((smollm2_dir() / "config.json").read_text())
     assert EMBEDDED_POSITIONS["smollm2-135m"] == config["max_position_embeddings"] == 8192
     assert model_positions("smollm2-135m") == 8192 and model_positions("tiny-llama") is None
+    shape = (config["num_hidden_layers"], config["num_key_value_heads"], 576 // config["num_attention_heads"])
+    assert EMBEDDED_KV_SHAPES["smollm2-135m"] == model_kv_shape("smollm2-135m") == shape == (30, 3, 64)
+
+
+def test_the_tiny_models_kv_shape_is_its_configs():
+    from posttrain.models.loading import load_model
+
+    config = load_model("tiny-llama", seed=0).config
+    head_dim = config.hidden_size // config.num_attention_heads
+    assert model_kv_shape("tiny-llama") == (config.num_hidden_layers, config.num_key_value_heads, head_dim)
 
 
 def test_a_model_directorys_positions_come_from_its_config_json(tmp_path):
-    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "max_position_embeddings": 4096}))
-    assert model_positions(str(tmp_path)) == 4096
+    config = {"model_type": "llama", "max_position_embeddings": 4096, "num_hidden_layers": 4}
+    config |= {"num_attention_heads": 8, "num_key_value_heads": 2, "hidden_size": 256}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert model_positions(str(tmp_path)) == 4096 and model_kv_shape(str(tmp_path)) == (4, 2, 32)
 
 
 @pytest.mark.parametrize(
@@ -62,12 +80,20 @@ def test_a_model_directorys_positions_come_from_its_config_json(tmp_path):
             "[engine] num_blocks = 4 holds 64 tokens, less than [rollout] max_new_tokens = 100 plus a prompt: "
             "it needs num_blocks >= 7",
         ),
+        (  # what the needed cache costs: 512 blocks of 16 tokens at 2 x 30 x 3 x (64 + 4) bytes a token
+            {"agent": {"max_context_tokens": 8192}, "engine": {"num_blocks": 100, "kv_cache_dtype": "int8"}},
+            "it needs num_blocks >= 512 (95.6 MiB of int8 KV cache at 12240 bytes a token)",
+        ),
+        (
+            {"agent": {"max_context_tokens": 8192}, "engine": {"num_blocks": 100}},
+            "it needs num_blocks >= 512 (360.0 MiB of fp32 KV cache at 46080 bytes a token)",
+        ),
     ],
 )
 def test_a_context_that_cannot_fit_is_refused_with_the_number_it_needs(settings, expected):
     config = _config(**settings)
     with pytest.raises(PosttrainError) as refused:
-        check_context_fits(config, model_positions(config.model.name))
+        check_context_fits(config, model_positions(config.model.name), model_kv_shape(config.model.name))
     assert expected in str(refused.value)
     assert "\n" not in str(refused.value)
 

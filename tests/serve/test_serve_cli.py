@@ -36,6 +36,11 @@ from tests.cli.test_cli_errors import CLI, one_error_line, run_cli
             ["serve", "tiny-llama", "--variant", "fast", "--quantize", "int4"],
             "--quantize must be one of int8, not 'int4'",
         ),
+        (["serve", "tiny-llama", "--kv-cache-dtype", "int4"], "--kv-cache-dtype must be one of auto, fp32, int8"),
+        (
+            ["serve", "tiny-llama", "--kv-cache-dtype", "int8", "--compile"],
+            "--kv-cache-dtype int8 is the builtin engine's eager step: not with --engine vllm or --compile",
+        ),
     ],
 )
 def test_bad_input_is_one_error_line(args, expected):
@@ -137,6 +142,7 @@ def test_help_names_the_server_and_the_benchmark():
     assert result.returncode == 0 and "bench" in result.stdout and "run" in result.stdout
     run_help = run_cli("serve", "run", "--help")
     assert run_help.returncode == 0 and "--compile" in run_help.stdout and "torch.compile" in run_help.stdout
+    assert "--kv-cache-dtype" in run_help.stdout and "quarter of the bytes" in " ".join(run_help.stdout.split())
 
 
 @pytest.mark.skipif(Path(".venv-vllm/bin/vllm").exists(), reason="with .venv-vllm, --vllm on runs the benchmark")

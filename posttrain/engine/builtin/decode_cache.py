@@ -25,6 +25,10 @@ doubling (within its budget) rather than by what one step needs, and a server re
 up front (`reserve`). `growths` counts the reallocations, so that a caller timing a step can
 tell a one-off allocation from the step's own cost.
 
+With the int8 KV cache (kv_quant.py) the rows hold int8 keys and values, and each position's
+scale per head sits beside them (k_scale, v_scale [layers, rows, kv_heads, capacity]), copied
+in from the paged cache's and moved with their rows.
+
 Positions past a row's length hold stale but finite values (rows are zero-filled when
 allocated), which the attention mask turns into exact zeros, as it does for the gather path's
 padding blocks.
@@ -34,6 +38,8 @@ from __future__ import annotations
 
 import torch
 
+from posttrain.engine.builtin.kv_quant import SCALE_BYTES
+
 
 class DecodeCache:
     def __init__(
@@ -41,15 +47,19 @@ class DecodeCache:
     ) -> None:
         self.num_layers, self.num_kv_heads, self.head_dim = num_layers, num_kv_heads, head_dim
         self.dtype, self.block_size, self.max_bytes = dtype, block_size, max_bytes
+        self.quantized = dtype == torch.int8
         self.k_t: torch.Tensor | None = None  # [layers, rows, kv_heads, head_dim, capacity]
         self.v: torch.Tensor | None = None  # [layers, rows, kv_heads, capacity, head_dim]
+        self.k_scale: torch.Tensor | None = None  # int8: [layers, rows, kv_heads, capacity]
+        self.v_scale: torch.Tensor | None = None
         self.seq_ids: list[int] = []  # the sequence in each row
         self.lengths: list[int] = []  # positions of each row already holding the sequence's keys
         self.steps_served = self.steps_declined = 0
         self.growths = 0  # reallocations, each a copy of the mirror into fresh zeroed memory
 
     def bytes_for(self, rows: int, capacity: int) -> int:
-        return 2 * self.num_layers * rows * self.num_kv_heads * capacity * self.head_dim * self.dtype.itemsize
+        per_position = self.head_dim * self.dtype.itemsize + (SCALE_BYTES if self.quantized else 0)
+        return 2 * self.num_layers * rows * self.num_kv_heads * capacity * per_position
 
     def prepare(
         self,
@@ -57,11 +67,13 @@ class DecodeCache:
         k_cache: torch.Tensor,
         v_cache: torch.Tensor,
         new_tokens: list[int] | None = None,
+        scales: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> list[int] | None:
         """Arrange the rows for this step's decoding sequences, given as (seq id, block table,
         context length including the tokens computed this step, the longest it may grow to);
         `new_tokens`: how many tokens each computes this step (1, or more when verifying a
-        speculative draft; default 1). Returns the row of each, in the given order, or None (and
+        speculative draft; default 1); `scales`: the int8 paged cache's key and value scales
+        [layers, kv, slots]. Returns the row of each, in the given order, or None (and
         holds nothing) when they would not fit in max_bytes: the caller then gathers from the
         paged cache.
 
@@ -86,7 +98,7 @@ class DecodeCache:
         for seq_id, table, _, _ in decode:
             if seq_id not in row_of:
                 row_of[seq_id] = len(self.seq_ids)
-                self._load(len(self.seq_ids), table, valid[seq_id], k_cache, v_cache)
+                self._load(len(self.seq_ids), table, valid[seq_id], k_cache, v_cache, scales)
                 self.seq_ids.append(seq_id)
                 self.lengths.append(valid[seq_id])
         for seq_id, _, context, _ in decode:
@@ -123,6 +135,12 @@ class DecodeCache:
             used, longest = len(self.seq_ids), max(self.lengths)
             k_t[:, :used, :, :, :longest] = self.k_t[:, :used, :, :, :longest]
             v[:, :used, :, :longest] = self.v[:, :used, :, :longest]
+        if self.quantized:
+            k_scale, v_scale = torch.ones(shape[:4]), torch.ones(shape[:4])
+            if self.v is not None and self.seq_ids:
+                k_scale[:, :used, :, :longest] = self.k_scale[:, :used, :, :longest]
+                v_scale[:, :used, :, :longest] = self.v_scale[:, :used, :, :longest]
+            self.k_scale, self.v_scale = k_scale, v_scale
         self.k_t, self.v = k_t, v
         self.growths += 1
         return True
@@ -139,13 +157,18 @@ class DecodeCache:
             length = self.lengths[source]
             self.k_t[:, target, :, :, :length].copy_(self.k_t[:, source, :, :, :length])
             self.v[:, target, :, :length].copy_(self.v[:, source, :, :length])
+            if self.quantized:
+                self.k_scale[:, target, :, :length].copy_(self.k_scale[:, source, :, :length])
+                self.v_scale[:, target, :, :length].copy_(self.v_scale[:, source, :, :length])
         order = [row for row in keep if row < count] + movers
         placed = sorted(zip([row for row in keep if row < count] + holes, order))
         self.seq_ids = [self.seq_ids[source] for _, source in placed]
         self.lengths = [self.lengths[source] for _, source in placed]
 
-    def _load(self, row: int, table: list[int], length: int, k_cache: torch.Tensor, v_cache: torch.Tensor) -> None:
-        """Copy a sequence's first `length` positions from the paged cache [layers, kv, slots, dim]."""
+    def _load(self, row: int, table: list[int], length: int, k_cache: torch.Tensor, v_cache: torch.Tensor,
+              scales: tuple[torch.Tensor, torch.Tensor] | None = None) -> None:  # fmt: skip
+        """Copy a sequence's first `length` positions from the paged cache [layers, kv, slots, dim]
+        (and, int8, their scales [layers, kv, slots])."""
         if length == 0:
             return
         size = self.block_size
@@ -154,3 +177,7 @@ class DecodeCache:
         for source, target in ((k_cache, self.k_t.transpose(-1, -2)), (v_cache, self.v)):
             gathered = source.view(layers, kv, -1, size, dim)[:, :, blocks].reshape(layers, kv, -1, dim)
             target[:, row, :, :length] = gathered[:, :, :length]
+        if self.quantized:
+            for source, target in zip(scales, (self.k_scale, self.v_scale), strict=True):
+                gathered = source.view(layers, kv, -1, size)[:, :, blocks].reshape(layers, kv, -1)
+                target[:, row, :, :length] = gathered[:, :, :length]

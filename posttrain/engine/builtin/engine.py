@@ -83,13 +83,16 @@ class BuiltinEngine:
         decode_cache_bytes: int | None = None,
         speculative: bool = False,
         compile_step: bool = False,
+        kv_cache_dtype: str = "auto",
     ) -> None:
         """decode_cache_bytes: memory for the decoding sequences' contiguous KV rows (default
         twice the paged cache); 0 gathers every step's context from the paged cache instead.
         speculative: draft tokens by n-gram lookup and verify them in the step's pass
         (speculative_decoding.py); lossless, and off for steps where it would not pay.
         compile_step: the decoder layers as one torch.compile graph (compiled_step.py), for
-        serving: faster steps, the same tokens across batch shapes, but not the trainer's bits."""
+        serving: faster steps, the same tokens across batch shapes, but not the trainer's bits.
+        kv_cache_dtype: "auto"/"fp32" (the model's dtype) or "int8": a quarter of the bytes a token,
+        not lossless (kv_quant.py)."""
         keep_freed_memory()
         self.model = use_onednn_linear(model).eval()
         self.tokenizer = tokenizer
@@ -97,7 +100,9 @@ class BuiltinEngine:
         self.block_size = block_size
         self.blocks = BlockManager(num_blocks, block_size)
         self.scheduler = Scheduler(self.blocks, max_num_seqs, max_num_batched_tokens)
-        self.runner = ModelRunner(model, num_blocks, block_size, decode_cache_bytes, compile_step=compile_step)
+        self.runner = ModelRunner(
+            model, num_blocks, block_size, decode_cache_bytes, compile_step=compile_step, kv_cache_dtype=kv_cache_dtype
+        )
         self.invariance = self.runner.invariance
         _warn_once(self.invariance)
         self.stats = EngineStats()

@@ -18,6 +18,12 @@ cached by source and CPU under ~/.cache/posttrain/kernels), then `agrees` runs i
 attend_rows on the model's head layout (one query and a verified draft's several, a shared
 prefix, a sliding window, widths around the key chunk). Where anything fails (no compiler, a
 BLAS that sums otherwise, a non-float32 model) the engine keeps the GEMM path and says why.
+
+The int8 KV cache (kv_quant.py) uses the same kernel over int8 keys and values with their
+scales (decode_scores_q8, decode_values_q8: each key's scale times the softmax's on its score,
+each value's on its weight) and writes each step's keys and values quantized in one call a
+layer (quantize_write, kv_quant.quantize's arithmetic to the bit). It makes no bit promise
+against the GEMM path: the tests hold it to float rounding of the dequantized values.
 """
 
 from __future__ import annotations
@@ -91,7 +97,12 @@ def library() -> ctypes.CDLL:
     lib.decode_cache_write.argtypes += [_PTR, _INT, _INT, _INT, _PTR, _INT, _INT, _INT]
     lib.rope_cache_write.argtypes = [_PTR] + [_INT] * 5 + [_PTR] * 4 + [_PTR, _INT, _INT] * 2
     lib.rope_cache_write.argtypes += [_PTR, _PTR] + [_PTR, _INT, _INT, _INT] * 2
-    for function in (lib.decode_scores, lib.decode_values, lib.decode_cache_write, lib.rope_cache_write):
+    lib.decode_scores_q8.argtypes = lib.decode_scores.argtypes + [_PTR, _INT, _INT]
+    lib.decode_values_q8.argtypes = lib.decode_values.argtypes + [_PTR, _INT, _INT]
+    lib.quantize_write.argtypes = [_PTR] + [_INT] * 5 + [_PTR, _PTR, _INT, _INT, _PTR, _INT]
+    lib.quantize_write.argtypes += [_PTR, _PTR, _PTR] + [_INT] * 4 + [_PTR, _INT, _INT]
+    functions = (lib.decode_scores, lib.decode_values, lib.decode_scores_q8, lib.decode_values_q8)
+    for function in (*functions, lib.decode_cache_write, lib.rope_cache_write, lib.quantize_write):
         function.restype = None
     return lib
 
@@ -120,6 +131,42 @@ def write_decode_cache(
         tokens.data_ptr(), rows.data_ptr(), positions.data_ptr(), len(tokens), kv, dim,
         k_t.data_ptr(), k_t.stride(0), k_t.stride(1), k_t.stride(2),
         v_cache.data_ptr(), v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
+    )  # fmt: skip
+
+
+def quantize_write(
+    x: torch.Tensor,
+    slots: torch.Tensor,
+    cache: torch.Tensor,
+    scales: torch.Tensor,
+    destination: tuple | None = None,
+) -> None:
+    """kv_quant.quantize of one layer's keys or values x [kv, tokens, D] (float32, unit last
+    stride), written in one call to the int8 paged cache layer (cache [kv, slots, D], scales [kv,
+    slots]) at `slots`, and with destination = (rows, positions, row_cache, row_scales, keys) also
+    to the DecodeCache rows (rows[i] < 0: token i has none): row_cache [rows, kv, D, capacity]
+    where keys (transposed), else [rows, kv, capacity, D]."""
+    kv, tokens, dim = x.shape
+    if x.dtype != torch.float32 or x.stride(-1) != 1 or cache.dtype != torch.int8 or cache.stride(-1) != 1:
+        raise ValueError("quantize_write: float32 x and an int8 cache, each with unit last stride")
+    if slots.dtype != torch.int64 or not slots.is_contiguous() or len(slots) != tokens:
+        raise ValueError("quantize_write: contiguous int64 slots, one a token")
+    if scales.stride(-1) != 1 or scales.dtype != torch.float32:
+        raise ValueError("quantize_write: float32 scales with unit last stride")
+    rows = positions = None
+    row_cache, row_scales, keys = torch.empty(1, 1, 1, 1, dtype=torch.int8), torch.empty(1, 1, 1), False
+    if destination is not None:
+        rows, positions, row_cache, row_scales, keys = destination
+        if len(rows) != tokens or len(positions) != tokens or not (rows.is_contiguous() and positions.is_contiguous()):
+            raise ValueError("quantize_write: a destination row and position a token")
+    # keys' rows are [rows, kv, D, capacity]: a position is the last axis, an element the one before
+    r_pos, r_d = (row_cache.stride(3), row_cache.stride(2)) if keys else (row_cache.stride(2), row_cache.stride(3))
+    library().quantize_write(
+        x.data_ptr(), x.stride(0), x.stride(1), tokens, kv, dim, slots.data_ptr(), cache.data_ptr(),
+        cache.stride(0), cache.stride(1), scales.data_ptr(), scales.stride(0),
+        None if rows is None else rows.data_ptr(), None if positions is None else positions.data_ptr(),
+        row_cache.data_ptr(), row_cache.stride(0), row_cache.stride(1), r_pos, r_d,
+        row_scales.data_ptr(), row_scales.stride(0), row_scales.stride(1),
     )  # fmt: skip
 
 
@@ -188,20 +235,25 @@ def decode_attention_tokens(
     window: int | None,
     counts: torch.Tensor | None,
     out: torch.Tensor,
+    scales: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> None:
     """decode_attention on the step's token rows, in place: q and out [tokens, heads, D] (unit
     stride over heads' dims, heads adjacent), query t of sequence b being token query_index[b, t]
     (int64 [batch, n]); each real query's heads of `out` are written, the other rows left as
-    they were. The engine's decode layer: no gather into the pairs layout and no scatter back."""
+    they were. The engine's decode layer: no gather into the pairs layout and no scatter back.
+    scales: int8 k_t and v, each key's and value's float32 scale [>= batch, kv, capacity]
+    (kv_quant.py), applied as they are read."""
     if q.stride(-1) != 1 or out.stride(-1) != 1 or q.dim() != 3 or out.shape != q.shape:
         raise ValueError("decode_attention_tokens: q and out [tokens, heads, D] with unit last stride")
     if query_index.shape != limit.shape:
         raise ValueError(f"decode_attention_tokens: query_index {tuple(query_index.shape)} is not limit's shape")
     _attend(q, query_index, q.stride(0), q.stride(1), k_t, v, limit, group, width, scale, shared, window, counts,
-            out, out.stride(0), out.stride(1))  # fmt: skip
+            out, out.stride(0), out.stride(1), scales)  # fmt: skip
 
 
-def _attend(q, qidx, q_tok, q_head, k_t, v, limit, group, width, scale, shared, window, counts, out, o_tok, o_head):
+def _attend(
+    q, qidx, q_tok, q_head, k_t, v, limit, group, width, scale, shared, window, counts, out, o_tok, o_head, scales=None
+):
     lib = library()
     batch, n = limit.shape
     kv, dim = k_t.shape[1], k_t.shape[2]
@@ -209,21 +261,36 @@ def _attend(q, qidx, q_tok, q_head, k_t, v, limit, group, width, scale, shared, 
         raise ValueError("decode_attention: limit and the query index must be contiguous int64")
     if k_t.stride(-1) != 1 or v.stride(-1) != 1 or q.dtype != torch.float32 or out.dtype != torch.float32:
         raise ValueError("decode_attention: float32 rows and caches with unit last stride")
+    cache_dtype = torch.float32 if scales is None else torch.int8
+    if k_t.dtype != cache_dtype or v.dtype != cache_dtype:
+        raise ValueError(f"decode_attention: {k_t.dtype} caches; float32 ones without scales, int8 ones with them")
+    q8 = () if scales is None else _scale_args(scales)
     if counts is not None and (counts.dtype != torch.int64 or not counts.is_contiguous() or len(counts) != batch):
         raise ValueError(f"decode_attention: counts must be contiguous int64 of length {batch}")
     window = window or 0
     counts_ptr = None if counts is None else counts.data_ptr()
     pairs, count = batch * kv, group * n
     scores = torch.empty(pairs, count, width)
-    lib.decode_scores(
+    (lib.decode_scores_q8 if q8 else lib.decode_scores)(
         q.data_ptr(), qidx.data_ptr(), q_tok, q_head, k_t.data_ptr(), k_t.stride(0), k_t.stride(1), k_t.stride(2),
         limit.data_ptr(), counts_ptr, batch, kv, group, n, dim, width, shared, window, scale, scores.data_ptr(),
+        *q8[:3],
     )  # fmt: skip
     probs = torch.softmax(scores, dim=-1, dtype=torch.float32)
-    lib.decode_values(
+    (lib.decode_values_q8 if q8 else lib.decode_values)(
         probs.data_ptr(), v.data_ptr(), v.stride(0), v.stride(1), v.stride(2), limit.data_ptr(), counts_ptr,
-        batch, kv, group, n, dim, width, shared, window, out.data_ptr(), qidx.data_ptr(), o_tok, o_head,
+        batch, kv, group, n, dim, width, shared, window, out.data_ptr(), qidx.data_ptr(), o_tok, o_head, *q8[3:],
     )  # fmt: skip
+
+
+def _scale_args(scales: tuple[torch.Tensor, torch.Tensor]) -> tuple:
+    """(pointer, row stride, head stride) of the key scales, then of the value scales."""
+    args = ()
+    for s in scales:
+        if s.dtype != torch.float32 or s.stride(-1) != 1:
+            raise ValueError("decode_attention: float32 scales with unit last stride")
+        args += (s.data_ptr(), s.stride(0), s.stride(1))
+    return args
 
 
 def rope_cache_write(

@@ -32,6 +32,15 @@ was computed in a decode step or in the trainer's full-sequence forward.
 Sliding-window layers (Mistral; Qwen2/3 where configured) use the same attention calls with the
 keys that fell out of the window masked: masked keys add exact zeros, as in the trainer's
 sliding-window mask, so the bits do not change.
+
+With kv_cache_dtype = "int8" (kv_quant.py) both caches hold int8 keys and values with a scale
+per token and head, the keys rotated by a fixed orthogonal matrix (and the queries by the same
+one as they are read): the step's q, k and v come from torch's rotation (not the fused pass),
+are quantized and written to both caches in one native call each (fast_attention.quantize_write;
+torch where the kernel is unavailable), the decode kernel reads int8 and applies the scales as
+it reads, and the prefill and gather paths dequantize what they read. Not the trainer's bits:
+the logprob mismatch is reported, as for any lossy engine. Reading a shared prefix once and the
+compiled step are float32-only.
 """
 
 from __future__ import annotations
@@ -42,13 +51,14 @@ import logging
 
 import torch
 
-from posttrain.engine.builtin import compiled_step, fast_attention, onednn_linear
+from posttrain.engine.builtin import compiled_step, fast_attention, kv_quant, onednn_linear
 from posttrain.engine.builtin.concatenated_linear import ConcatenatedLinear, can_concatenate, columns_agree
 from posttrain.engine.builtin.decode_cache import DecodeCache
 from posttrain.engine.builtin.invariant_attention import SharedPrefix, attend_rows, excluded_keys
 from posttrain.engine.builtin.model_families import attention_windows, check_supported
 from posttrain.engine.builtin.row_invariance import RowInvariance, prefix_sharing_min_tail, probe_model
 from posttrain.engine.builtin.scheduler import ScheduledChunk
+from posttrain.errors import PosttrainError
 
 # a decode batch's shared prompt prefix is read once when it is at least this long: below it the
 # few extra calls cost more than the keys and values they save reading
@@ -66,9 +76,11 @@ class ModelRunner:
         decode_cache_bytes: int | None = None,
         invariance: RowInvariance | None = None,
         compile_step: bool = False,
+        kv_cache_dtype: str = "auto",
     ) -> None:
         """compile_step: run the decoder layers as one torch.compile graph (compiled_step.py):
-        faster, row-invariant, but no longer the trainer's bits; for serving, never for RL."""
+        faster, row-invariant, but no longer the trainer's bits; for serving, never for RL.
+        kv_cache_dtype: "auto"/"fp32" (the model's dtype) or "int8" (kv_quant.py)."""
         self.family = check_supported(model.config)  # before anything runs: wrong logits are silent
         self.windows = attention_windows(model.config)
         self.model = model.eval()
@@ -81,17 +93,33 @@ class ModelRunner:
         self.num_kv_heads = config.num_key_value_heads
         self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
         self.dtype = next(model.parameters()).dtype
+        self.quantized = kv_quant.is_int8(kv_cache_dtype)
+        if self.quantized and compile_step:
+            raise PosttrainError(
+                "[engine] kv_cache_dtype = 'int8' does not run with the compiled step (it writes float32 caches): "
+                "drop one of them"
+            )
+        cache_dtype = torch.int8 if self.quantized else self.dtype
         self.scratch_slot = num_blocks * block_size  # one extra block: where padding rows write their KV
         shape = (self.num_layers, self.num_kv_heads, (num_blocks + 1) * block_size, self.head_dim)
-        self.k_cache = torch.zeros(shape, dtype=self.dtype)
-        self.v_cache = torch.zeros(shape, dtype=self.dtype)
+        self.k_cache = torch.zeros(shape, dtype=cache_dtype)
+        self.v_cache = torch.zeros(shape, dtype=cache_dtype)
         self.k_layers, self.v_layers = self.k_cache.unbind(0), self.v_cache.unbind(0)  # views, made once
-        paged_bytes = 2 * self.k_cache.numel() * self.k_cache.element_size()
+        # int8: each slot's scale per kv head, [layers, kv, slots]
+        self.k_scale = torch.ones(shape[:3]) if self.quantized else None
+        self.v_scale = torch.ones(shape[:3]) if self.quantized else None
+        self.scales = (self.k_scale, self.v_scale) if self.quantized else None
+        # int8: keys stored rotated, queries rotated as they are read (kv_quant.key_rotation);
+        # settable to None before the first step (benchmarks/kv_int8.py compares the two)
+        self.key_rotation = kv_quant.key_rotation(self.head_dim) if self.quantized else None
+        per_head = self.head_dim * cache_dtype.itemsize + (kv_quant.SCALE_BYTES if self.quantized else 0)
+        self.kv_bytes_per_token = 2 * self.num_layers * self.num_kv_heads * per_head  # keys and values
+        paged_bytes = self.kv_bytes_per_token * shape[2]
         self.decode_cache = DecodeCache(
             self.num_layers,
             self.num_kv_heads,
             self.head_dim,
-            self.dtype,
+            cache_dtype,
             block_size,
             decode_cache_bytes if decode_cache_bytes is not None else 2 * paged_bytes,
         )
@@ -107,7 +135,9 @@ class ModelRunner:
         self.act = torch.nn.functional.silu if acts <= {"SiLU", "SiLUActivation"} else None
         group = self.num_heads // self.num_kv_heads
         # None: reading a shared prefix once would change bits here, so every row reads its own
-        self.shared_prefix_min_tail = prefix_sharing_min_tail(self.num_kv_heads, group, self.head_dim, self.dtype)
+        self.shared_prefix_min_tail = (
+            None if self.quantized else prefix_sharing_min_tail(self.num_kv_heads, group, self.head_dim, self.dtype)
+        )
         self.shared_prefix_steps = 0  # decode steps that read a prompt prefix once for the batch
         unavailable = fast_attention.agrees(self.num_kv_heads, group, self.head_dim, self.dtype)
         if unavailable is not None:
@@ -115,7 +145,11 @@ class ModelRunner:
         self.native_attention = unavailable is None  # settable: benchmarks compare the two paths
         self.native_prefill = True  # prefill chunks on the kernel too (where native_attention); settable
         # the rotation and the cache writes in one native pass, where it gives _rotate's bits
-        self.fused_rope = self.native_attention and _fused_rope_agrees(self.num_heads, self.num_kv_heads, self.head_dim)
+        self.fused_rope = (
+            self.native_attention
+            and not self.quantized
+            and _fused_rope_agrees(self.num_heads, self.num_kv_heads, self.head_dim)
+        )
         self.compiled = None
         if compile_step:
             try:
@@ -149,9 +183,11 @@ class ModelRunner:
         hidden = inner.embed_tokens(input_ids)
         rotation = _rotation(*inner.rotary_emb(hidden, position_ids))
         plan = _AttentionPlan(chunks, self.block_size, padded=padding > 0)
-        plan.use_decode_cache(self.decode_cache, self.k_cache, self.v_cache, self.shared_prefix_min_tail)
+        plan.use_decode_cache(self.decode_cache, self.k_cache, self.v_cache, self.shared_prefix_min_tail, self.scales)
         if self._fuses_rope(rotation):
             plan.place_tokens(len(ids))
+        elif self.quantized and self.native_attention:
+            plan.mark_destinations(len(ids))  # for the native quantized write
         self.shared_prefix_steps += bool(plan.cache_shared)
         layers_out = None
         if self.compiled is not None:
@@ -199,8 +235,8 @@ class ModelRunner:
         """Copy one block's keys and values in every layer (copy-on-write of a forked sample)."""
         size = self.block_size
         src, dst = slice(source * size, (source + 1) * size), slice(destination * size, (destination + 1) * size)
-        self.k_cache[:, :, dst] = self.k_cache[:, :, src]
-        self.v_cache[:, :, dst] = self.v_cache[:, :, src]
+        for cache in (self.k_cache, self.v_cache, *(self.scales or ())):
+            cache[:, :, dst] = cache[:, :, src]
 
     def _rotated_together(self, together: torch.Tensor, rotation: tuple) -> tuple:
         """q, k, v [1, heads, tokens, dim] from the stacked q/k/v output [1, tokens, (heads +
@@ -268,6 +304,9 @@ class ModelRunner:
 
     def attend(self, layer_index, q, k, v, slot_mapping, plan: _AttentionPlan, scaling: float) -> torch.Tensor:
         """Write the step's keys and values into the caches and attend: [tokens, heads, dim]."""
+        if self.quantized:
+            self._write_quantized(layer_index, k[0], v[0], slot_mapping, plan)
+            return self._attend_written(layer_index, q[0].transpose(0, 1), plan, scaling)
         k_cache, v_cache = self.k_layers[layer_index], self.v_layers[layer_index]
         k_cache[:, slot_mapping] = k[0]
         v_cache[:, slot_mapping] = v[0]
@@ -283,9 +322,44 @@ class ModelRunner:
                 cache_v[plan.cache_row_ids, :, plan.cache_positions] = v[0][:, tokens].transpose(0, 1)
         return self._attend_written(layer_index, q[0].transpose(0, 1), plan, scaling)
 
+    def _write_quantized(self, layer_index, k, v, slot_mapping, plan: _AttentionPlan) -> None:
+        """attend's cache writes for the int8 cache: k, v [kv, tokens, dim] quantized once, written
+        with their scales to the paged cache and the step's DecodeCache rows."""
+        if self.key_rotation is not None:
+            k = k @ self.key_rotation
+        if self.native_attention:  # quantized and written in one native call each
+            for keys, x, cache, scales in (
+                (True, k, self.k_layers, self.k_scale),
+                (False, v, self.v_layers, self.v_scale),
+            ):
+                destination = None
+                if plan.cache_rows is not None:
+                    rows, row_scales = (
+                        (plan.cache_k_t, plan.cache_k_scale) if keys else (plan.cache_v, plan.cache_v_scale)
+                    )
+                    destination = (
+                        plan.cache_destination_rows, plan.cache_destination_positions,
+                        rows[layer_index], row_scales[layer_index], keys,
+                    )  # fmt: skip
+                fast_attention.quantize_write(x, slot_mapping, cache[layer_index], scales[layer_index], destination)
+            return
+        (k8, k_scale), (v8, v_scale) = kv_quant.quantize(k), kv_quant.quantize(v)
+        self.k_layers[layer_index][:, slot_mapping] = k8
+        self.v_layers[layer_index][:, slot_mapping] = v8
+        self.k_scale[layer_index][:, slot_mapping] = k_scale
+        self.v_scale[layer_index][:, slot_mapping] = v_scale
+        if plan.cache_rows is not None:
+            tokens, rows, positions = plan.cache_token_rows, plan.cache_row_ids, plan.cache_positions
+            plan.cache_k_t[layer_index][rows, :, :, positions] = k8[:, tokens].transpose(0, 1)
+            plan.cache_v[layer_index][rows, :, positions] = v8[:, tokens].transpose(0, 1)
+            plan.cache_k_scale[layer_index][rows, :, positions] = k_scale[:, tokens].transpose(0, 1)
+            plan.cache_v_scale[layer_index][rows, :, positions] = v_scale[:, tokens].transpose(0, 1)
+
     def _attend_written(self, layer_index, q, plan: _AttentionPlan, scaling: float) -> torch.Tensor:
         """attend's attention once the step's keys and values are in the caches: q [tokens,
         heads, dim] (rotated), returns [tokens, heads, dim]."""
+        if self.key_rotation is not None:  # the int8 cache's keys are stored rotated
+            q = q @ self.key_rotation
         k_cache, v_cache = self.k_layers[layer_index], self.v_layers[layer_index]
         out = torch.zeros_like(q) if plan.padded else torch.empty_like(q)
         kv, group, dim = self.num_kv_heads, self.num_heads // self.num_kv_heads, self.head_dim
@@ -296,11 +370,14 @@ class ModelRunner:
             # its own position, as in a causal pass
             batch, width, n = len(plan.cache_rows), plan.cache_width, plan.cache_queries
             cache_k_t, cache_v = plan.cache_k_t[layer_index], plan.cache_v[layer_index]
+            scales = None
+            if self.quantized:
+                scales = (plan.cache_k_scale[layer_index], plan.cache_v_scale[layer_index])
             if self.native_attention and width >= fast_attention.MIN_WIDTH:
                 # from the step's query rows straight into out's (the real queries'; padding's stay)
                 fast_attention.decode_attention_tokens(
                     q, plan.cache_query_index.view(batch, n), cache_k_t, cache_v, plan.cache_limit, group, width,
-                    scaling, plan.cache_common, plan.sliding_window, plan.cache_counts, out,
+                    scaling, plan.cache_common, plan.sliding_window, plan.cache_counts, out, scales,
                 )  # fmt: skip
             else:
                 if n == 1:
@@ -309,8 +386,12 @@ class ModelRunner:
                     rows = q[plan.cache_query_index].view(batch, n, kv, group, dim).permute(0, 2, 3, 1, 4)
                     rows = rows.reshape(batch * kv, group * n, dim)
                 # views (rows are compact); keys as [N, width, dim] whose transpose is row-major
-                keys = cache_k_t[:batch, :, :, :width].reshape(batch * kv, dim, width).transpose(-1, -2)
-                values = cache_v[:batch, :, :width].reshape(batch * kv, width, dim)
+                keys, values = cache_k_t[:batch, :, :, :width], cache_v[:batch, :, :width]
+                if scales is not None:  # int8 rows dequantized (the kernel's work where it runs)
+                    keys = keys.float() * scales[0][:batch, :, None, :width]
+                    values = kv_quant.dequantize(values, scales[1][:batch, :, :width])
+                keys = keys.reshape(batch * kv, dim, width).transpose(-1, -2)
+                values = values.reshape(batch * kv, width, dim)
                 shared = None
                 if plan.cache_shared:  # the batch's common prompt prefix, the same in every row: row 0's
                     length = plan.cache_shared
@@ -327,6 +408,11 @@ class ModelRunner:
             blocked = (kv, -1, self.block_size, dim)
             keys = k_cache.view(blocked)[:, plan.decode_tables].reshape(kv * batch, width * self.block_size, dim)
             values = v_cache.view(blocked)[:, plan.decode_tables].reshape(kv * batch, width * self.block_size, dim)
+            if self.quantized:
+                tables, scale_blocks = plan.decode_tables, (kv, -1, self.block_size)
+                k_scale = self.k_scale[layer_index].view(scale_blocks)[:, tables].reshape(kv * batch, -1)
+                v_scale = self.v_scale[layer_index].view(scale_blocks)[:, tables].reshape(kv * batch, -1)
+                keys, values = kv_quant.dequantize(keys, k_scale), kv_quant.dequantize(values, v_scale)
             rows = q[plan.decode_rows].view(batch, kv, group, dim).transpose(0, 1).reshape(kv * batch, group, dim)
             result = attend_rows(
                 rows, keys, values, None, scaling, plan.decode_excluded(kv, group)
@@ -335,6 +421,9 @@ class ModelRunner:
         for rows_index, slots, mask in plan.prefills:
             n, context = mask.shape
             keys, values = k_cache[:, slots], v_cache[:, slots]  # [kv, context, dim]
+            if self.quantized:
+                keys = kv_quant.dequantize(keys, self.k_scale[layer_index][:, slots])
+                values = kv_quant.dequantize(values, self.v_scale[layer_index][:, slots])
             if self.native_prefill and self.native_attention and context >= fast_attention.MIN_WIDTH:
                 # the kernel's causal rows: query t sees keys up to context - n + t, masked keys
                 # skipped rather than computed and filled (about half of a fresh prompt's)
@@ -531,6 +620,10 @@ class _AttentionPlan:
         """Plan the fused rotation and cache write (fast_attention.rope_cache_write) for this
         step: each of its `total` token rows' DecodeCache row (-1: none) and position."""
         self.fused_rope = True
+        self.mark_destinations(total)
+
+    def mark_destinations(self, total: int) -> None:
+        """Each of the step's `total` token rows' DecodeCache row (-1: none) and position."""
         if self.cache_rows is None:
             return
         self.cache_destination_rows = torch.full((total,), -1, dtype=torch.long)
@@ -539,13 +632,18 @@ class _AttentionPlan:
         self.cache_destination_positions[self.cache_token_rows] = self.cache_positions
 
     def use_decode_cache(
-        self, cache: DecodeCache, k_cache: torch.Tensor, v_cache: torch.Tensor, shared_min_tail: int | None = None
+        self,
+        cache: DecodeCache,
+        k_cache: torch.Tensor,
+        v_cache: torch.Tensor,
+        shared_min_tail: int | None = None,
+        scales: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> None:
         """Place this step's decoding sequences in the DecodeCache; the decode attention then
         reads their rows in place. Plans the gather from the paged cache when they do not fit.
         `shared_min_tail`: read a prompt prefix common to the whole batch once (SharedPrefix),
         leaving at least this many keys after it to each row (row_invariance.prefix_sharing_min_tail);
-        None: never."""
+        None: never. `scales`: the int8 paged cache's key and value scales."""
         decode = self._decode
         self.cache_shared = self.cache_common = 0
         if not decode:
@@ -559,11 +657,14 @@ class _AttentionPlan:
             k_cache,
             v_cache,
             [n for _, _, _, _, n in decode],
+            scales,
         )
         if placed is None:
             self._plan_gather(cache.block_size)
             return
         self.cache_k_t, self.cache_v = cache.k_t.unbind(0), cache.v.unbind(0)  # per layer, made once a step
+        if cache.quantized:
+            self.cache_k_scale, self.cache_v_scale = cache.k_scale.unbind(0), cache.v_scale.unbind(0)
         by_row = sorted(range(len(decode)), key=placed.__getitem__)  # cache row r holds decode[by_row[r]]
         n_max = max(decode[i][4] for i in by_row)
         token_rows, row_ids, positions, query_index, valid = [], [], [], [], []
