@@ -11,11 +11,16 @@ and the held-out evaluation before are not what is tested), every --fault-interv
 
     worker    a rollout worker process that is running a job (from the run's dispatch.json)
     sandbox   a bwrap process under the run (a command of an episode, its setup or its verifier)
+    engine    not a SIGKILL: the engine's next step fails (a `raise-engine_step` file in the
+              trainer's POSTTRAIN_FAULTS_TRIGGER directory, posttrain/faults.py), so every call
+              in flight fails with EngineError, as when an engine replica dies under its
+              callers; their episodes end as `engine_error` and their jobs run again
     trainer   the `posttrain train` process itself; the script restarts it with
               `posttrain train --resume --out RUN`, as a user's supervisor would: resume after a
               trainer kill is by restart, nothing inside the run brings it back
     engine_replica  not applicable: this run's engine is a thread of the trainer process (engine
-              replicas are Ray actors, `[engine] replicas`), so killing it is the trainer kill
+              replicas are Ray actors, `[engine] replicas`): its process kill is the trainer
+              kill, a failure under its callers the `engine` fault
 
 `--force-trainer-kill-after N` also kills the trainer once N steps are recorded, so at least one
 kill and resume happen whatever the speed. When the duration is over the script stops the
@@ -60,6 +65,7 @@ from posttrain.agent.trajectory import INFRA_FAILURES
 from posttrain.config import dump_config, load_config, read_toml
 from posttrain.console import emit_benchmark
 from posttrain.evaluate.statistics import paired_bootstrap_ci
+from posttrain.faults import TRIGGER_ENV
 from posttrain.models.loading import load_model
 from posttrain.observe.metrics import read_metrics
 from posttrain.pipeline.run_dir import RunDir
@@ -67,11 +73,13 @@ from posttrain.train.checkpoint import list_checkpoints, load_checkpoint_state, 
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "chaos.toml"
-FAULT_KINDS = ("worker", "sandbox", "trainer")
+FAULT_KINDS = ("worker", "sandbox", "engine", "trainer")
 NOT_APPLICABLE = {
     "engine_replica": "the run's engine is a thread of the trainer process (engine replicas are Ray actors, "
-    "[engine] replicas, not used here): killing it is the trainer kill"
+    "[engine] replicas, not used here): killing its process is the trainer kill; a failure under its callers "
+    "(their calls fail with EngineError, as when a replica dies) is the engine fault"
 }
+ENGINE_TRIGGER = "raise-engine_step"  # posttrain/faults.py: the engine's next step raises
 STEPS_CAP = 100_000  # the run is ended by the script, not by its step count
 TINY = {  # --tiny: a random tiny model and short episodes, for the smoke test
     "model": {"name": "tiny-llama"},
@@ -173,6 +181,8 @@ class Trainer:
 
     def __init__(self, config: Path, run: Path, logs: Path) -> None:
         self.config, self.run, self.logs = config, run, logs
+        self.triggers = logs / "fault-triggers"  # the trainer's POSTTRAIN_FAULTS_TRIGGER directory
+        self.triggers.mkdir(parents=True, exist_ok=True)
         self.sessions: list[dict] = []
         self.proc: subprocess.Popen | None = None
 
@@ -183,6 +193,7 @@ class Trainer:
         log = self.logs / f"trainer-{len(self.sessions)}.log"
         env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
         env.pop("POSTTRAIN_FAULTS", None)
+        env[TRIGGER_ENV] = str(self.triggers)
         with open(log, "w") as handle:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "posttrain.cli", *args], stdout=handle, stderr=subprocess.STDOUT, env=env
@@ -218,6 +229,16 @@ def fire(kind: str, trainer: Trainer, rng: random.Random, wait_s: float = 30.0) 
         trainer.start(resume=RunDir(trainer.run).config.is_file())  # killed before it wrote one: anew
         return event
     deadline = time.monotonic() + wait_s
+    if kind == "engine":
+        trigger = trainer.triggers / ENGINE_TRIGGER
+        trigger.touch()
+        while time.monotonic() < deadline and trainer.exited() is None:
+            if not trigger.exists():  # the engine took it: a step failed with its calls in flight
+                return event
+            time.sleep(0.02)
+        trigger.unlink(missing_ok=True)
+        event["skipped"] = f"no engine step within {wait_s:g} s"
+        return event
     while time.monotonic() < deadline and trainer.exited() is None:
         pids = busy_worker_pids(trainer.run, trainer.proc.pid) if kind == "worker" else sandbox_pids(trainer.proc.pid)
         if pids:
@@ -263,7 +284,7 @@ def chaos(args, config: Path, run: Path, logs: Path) -> tuple[Trainer, list[dict
             events.append({**fire("trainer", trainer, rng), "forced": True})
             forced = True
         elif time.monotonic() >= next_fault:
-            events.append(fire(rng.choice(FAULT_KINDS), trainer, rng))
+            events.append(fire(rng.choice(args.faults), trainer, rng))
             next_fault = time.monotonic() + rng.uniform(*args.fault_interval)
         time.sleep(0.1)
     trainer.kill()  # the end of the fault window: the run ends at the step after the last recorded
@@ -418,11 +439,27 @@ def interval(text: str) -> tuple[float, float]:
     return low, high
 
 
+def fault_kinds(text: str) -> tuple[str, ...]:
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in FAULT_KINDS]
+    if not kinds or unknown:
+        raise argparse.ArgumentTypeError(f"{text!r}: want a comma-separated subset of {','.join(FAULT_KINDS)}")
+    return kinds
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=float, default=1200.0, help="seconds of faults (default 1200)")
     parser.add_argument(
         "--fault-interval", type=interval, default=(30.0, 90.0), help="LOW,HIGH seconds between faults (30,90)"
+    )
+    parser.add_argument(
+        "--faults",
+        type=fault_kinds,
+        default=FAULT_KINDS,
+        help=f"the fault menu, drawn from at random (default {','.join(FAULT_KINDS)}): worker and sandbox "
+        "SIGKILL a busy rollout worker or a sandboxed command's bwrap, engine fails the engine's next step under "
+        "its callers (as a dying replica does), trainer SIGKILLs the trainer and resumes it",
     )
     parser.add_argument("--seed", type=int, default=0, help="seeds the faults' times, kinds and victims")
     parser.add_argument(
@@ -453,6 +490,7 @@ def main(argv=None) -> dict:
         "model": settings.model.name,
         "duration_s": args.duration,
         "fault_interval_s": list(args.fault_interval),
+        "fault_menu": list(args.faults),
         "seed": args.seed,
         "workdir": str(work),
         "chaos_wall_s": chaos_s,

@@ -13,8 +13,12 @@ version K), `train_step` (after the optimizer step, before anything of the step 
 `rollout_job` (a rollout worker mid-episode: the engine has answered, the result is not yet
 returned), `engine_step` (inside the engine loop).
 With `POSTTRAIN_FAULTS_ONCE=DIR`, each entry fires once across every process that shares DIR
-(a marker file is created first), so a replacement worker does not die again. Unset, every
-call is one dictionary lookup.
+(a marker file is created first), so a replacement worker does not die again.
+
+On demand, at a moment chosen from outside (benchmarks/chaos.py): with
+`POSTTRAIN_FAULTS_TRIGGER=DIR`, a file `DIR/ACTION-POINT` (`raise-engine_step`) makes the next
+pass of POINT in any process that shares DIR do ACTION; the process that acts removes the file
+first, so one file is one fault. Both unset, every call is two dictionary lookups.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import threading
 
 ENV = "POSTTRAIN_FAULTS"
 ONCE_ENV = "POSTTRAIN_FAULTS_ONCE"
+TRIGGER_ENV = "POSTTRAIN_FAULTS_TRIGGER"
+ACTIONS = ("die", "raise")
 
 
 class FaultInjected(RuntimeError):
@@ -45,7 +51,7 @@ def _plan() -> dict[str, list[tuple[str, int]]]:
             try:
                 action, rest = entry.split(":", 1)
                 point, nth = rest.split("@", 1)
-                if action not in ("die", "raise"):
+                if action not in ACTIONS:
                     raise ValueError(action)
                 plan.setdefault(point, []).append((action, int(nth)))
             except ValueError:
@@ -57,7 +63,10 @@ def _plan() -> dict[str, list[tuple[str, int]]]:
 
 
 def fault_point(point: str) -> None:
-    """Pass the named point: counts it, and dies or raises if the plan says so now."""
+    """Pass the named point: counts it, and dies or raises if the plan (or a trigger file) says
+    so now."""
+    if TRIGGER_ENV in os.environ:
+        _triggered(point, os.environ[TRIGGER_ENV])
     if ENV not in os.environ:
         return
     plan = _plan().get(point)
@@ -67,9 +76,22 @@ def fault_point(point: str) -> None:
         _counts[point] = count = _counts.get(point, 0) + 1
     for action, nth in plan:
         if count == nth and _first_time(f"{action}-{point}-{nth}"):
-            if action == "die":
-                os.kill(os.getpid(), signal.SIGKILL)
-            raise FaultInjected(f"fault injected at {point} (pass {count})")
+            _act(action, f"fault injected at {point} (pass {count})")
+
+
+def _triggered(point: str, directory: str) -> None:
+    for action in ACTIONS:
+        try:
+            os.unlink(os.path.join(directory, f"{action}-{point}"))
+        except FileNotFoundError:
+            continue
+        _act(action, f"fault triggered at {point}")
+
+
+def _act(action: str, message: str) -> None:
+    if action == "die":
+        os.kill(os.getpid(), signal.SIGKILL)
+    raise FaultInjected(message)
 
 
 def _first_time(name: str) -> bool:

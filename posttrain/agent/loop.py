@@ -12,7 +12,12 @@ Recovery, in order:
 - a streak of failed turns: the sandbox is restored to the last good checkpoint (a snapshot
   taken after a turn whose calls all succeeded), and a scratch note says so; `rollback` does
   the same on request;
-- a dead sandbox: a clean end with failure_mode "sandbox_died", never an exception.
+- a dead sandbox: a clean end with failure_mode "sandbox_died", never an exception;
+- an engine that fails mid-episode (a step raised, its process or replica died: EngineError,
+  CallAborted): the episodes of that call end with failure_mode "engine_error".
+Infrastructure failures (trajectory.INFRA_FAILURES) are not verified: the reward is 0 and the
+episode is left out of training. A preempted job (Preempted from the engine call) is not an
+outcome of its episodes: it propagates, their sandboxes closed.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from posttrain.agent.tools import TRANSIENT, ErrorCode, ToolResult, execute, too
 from posttrain.agent.trajectory import ToolCallRecord, Trajectory, TurnRecord
 from posttrain.agent.verifier import run_verifier
 from posttrain.config import AgentConfig  # the [agent] table; importers of agent.loop find it here too
+from posttrain.dispatch.job import Preempted
+from posttrain.engine.service.rollout_engine import CallAborted, EngineError
 from posttrain.models.chat_tokens import ChatTokens
 from posttrain.sandbox.interface import SandboxError
 from posttrain.tasks.records import Reward, Task
@@ -151,9 +158,12 @@ def run_episodes(
                 started = time.perf_counter()
                 try:
                     replies = policy.act([v for _, v in views])
+                except Preempted:
+                    raise
                 except Exception as exc:  # a policy failure ends these episodes, not the run
+                    mode = "engine_error" if isinstance(exc, (EngineError, CallAborted)) else "policy_error"
                     for episode, _ in views:
-                        _end(episode, "error", "policy_error", f"{type(exc).__name__}: {exc}")
+                        _end(episode, "error", mode, f"{type(exc).__name__}: {exc}")
                     continue
                 generate_s = (time.perf_counter() - started) / max(len(views), 1)
                 list(
@@ -377,16 +387,21 @@ def _finish(episode: _Episode) -> None:
         trajectory.reward = Reward(value=0.0, passed=False, details={"error": trajectory.error or "no sandbox"})
         return
     try:
-        if trajectory.failure_mode == "sandbox_died":
-            trajectory.reward = Reward(value=0.0, passed=False, details={"error": "the sandbox died"})
+        if trajectory.infra_failed:  # nothing the verifier says about it would be the policy's
+            error = trajectory.error or trajectory.failure_mode
+            trajectory.reward = Reward(value=0.0, passed=False, details={"error": f"not verified: {error}"[:500]})
         else:
             started = time.perf_counter()
             trajectory.reward = run_verifier(episode.task, episode.sandbox, episode.workdir)
             trajectory.verifier_s = time.perf_counter() - started
             if trajectory.reward.details.get("timed_out"):
                 trajectory.failure_mode = trajectory.failure_mode or "verifier_timeout"
+            # the verifier's infrastructure failing outranks how the agent stopped (max_steps,
+            # timeout, ...): without a verdict the episode says nothing of the policy
+            elif trajectory.reward.details.get("verifier_killed"):
+                trajectory.failure_mode = "verifier_killed"
             elif trajectory.reward.details.get("verifier_ran") is False:
-                trajectory.failure_mode = trajectory.failure_mode or "verifier_unavailable"
+                trajectory.failure_mode = "verifier_unavailable"
             elif trajectory.reward.details.get("error") and trajectory.reward.details.get("reward_file") is None:
                 trajectory.failure_mode = trajectory.failure_mode or "verifier_error"
         if not trajectory.reward.passed and trajectory.failure_mode is None:

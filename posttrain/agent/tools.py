@@ -135,6 +135,12 @@ def _path(path: str, workdir: str) -> str:
 
 def _run_bash(sandbox, args: BashArgs, workdir: str) -> ToolResult:
     result = sandbox.exec(args.command, timeout=args.timeout_s, workdir=workdir)
+    if result.sandbox_killed:  # the infrastructure's, not the command's: a transient error, retried
+        return ToolResult(
+            f"the sandbox failed: its process running the command was killed from outside (exit {result.exit_code})",
+            ErrorCode.SANDBOX_ERROR,
+            duration_s=result.duration_s,
+        )
     text = result.stdout + (("\n" if result.stdout and result.stderr else "") + result.stderr if result.stderr else "")
     text, clipped = clip(text)
     truncated = clipped or result.stdout_truncated or result.stderr_truncated

@@ -39,8 +39,12 @@ class TurnRecord:
 
 
 # failure modes that measured the infrastructure, not the policy: the sandbox died or could not
-# start, the verifier could not run. Training leaves such episodes out of their group's statistics.
-INFRA_FAILURES = frozenset({"sandbox_died", "environment_error", "verifier_unavailable"})
+# start, the engine failed mid-episode (a step raised, its process or replica died), the verifier
+# could not run or was killed from outside mid-run. Training leaves such episodes out of their
+# group's statistics. A verifier that ran and failed (`verifier_error`, `verifier_timeout`) is not one.
+INFRA_FAILURES = frozenset(
+    {"sandbox_died", "environment_error", "engine_error", "verifier_unavailable", "verifier_killed"}
+)
 
 
 @dataclass

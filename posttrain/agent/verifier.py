@@ -6,7 +6,15 @@ before test.sh runs (each sandbox command runs in its own PID namespace under bw
 subreaper in the local backend); under bwrap /logs/verifier is a fresh directory mounted for
 test.sh's command alone and read on the host, a place the agent's commands never had mounted;
 elsewhere whatever the agent left in /tests or /logs/verifier is wiped first. Tools and Python
-startup hooks it planted in system directories are dropped (verifier_guard.py)."""
+startup hooks it planted in system directories are dropped (verifier_guard.py).
+
+A verifier the infrastructure stopped is not a verdict: when the sandbox could not run it (the
+runtime failed, the sandbox was gone, the tests' copy failed or ran out of time before test.sh
+started, the reward's read could not run) the reward says `verifier_ran: False`; when the sandbox's process
+running test.sh was killed from outside mid-run (`ExecResult.sandbox_killed`) it also says
+`verifier_killed: True`. Both are infrastructure failures (agent/trajectory.py). A test.sh that
+ran and failed, crashed, ran out of its own time or of its sandbox's memory, or was killed by
+code it ran, is the episode's verdict: reward 0."""
 
 from __future__ import annotations
 
@@ -35,6 +43,11 @@ _READ_REWARD_FILES = (
     f'head -c {_REWARD_BYTES} "$f"; echo; fi; done'
 )
 COPY_ALLOWANCE_S = 5  # the tests' copy, beside test.sh's own limit, in the same command
+_TESTS_STARTED = "==posttrain-tests-started=="  # on stderr once the copy is done, before test.sh starts
+
+
+class VerifierKilled(SandboxError):
+    """The sandbox's process running test.sh was killed from outside before test.sh finished."""
 
 
 def run_verifier(task: Task, sandbox, workdir: str | None = None, wipe_reward: bool = True) -> Reward:
@@ -67,22 +80,32 @@ def run_verifier(task: Task, sandbox, workdir: str | None = None, wipe_reward: b
             workdir="/" if verdicts else workdir,
             **({"binds": {VERDICT_DIR: verdicts}} if verdicts else {}),
         )
+        if result.sandbox_killed:
+            raise VerifierKilled(
+                f"the sandbox's process running test.sh was killed from outside after {result.duration_s:.1f} s "
+                f"(exit {result.exit_code}); test.sh did not finish"
+            )
         if result.exit_code == COPY_FAILED:
             raise SandboxError(f"could not copy the tests in: {result.stderr.strip()[-500:]}")
+        tests_started = _TESTS_STARTED in result.stderr
+        if result.timed_out and not tests_started:
+            raise SandboxError(
+                f"the tests' copy did not finish within the verifier's {task.limits.verifier_timeout_s:g} s "
+                f"+ {COPY_ALLOWANCE_S} s: test.sh never started"
+            )
         if result.timed_out:
             files = {}
         else:
             files = _reward_files_on_host(verdicts) if verdicts else _reward_files(sandbox)
     except (SandboxError, OSError) as exc:
-        return Reward(
-            value=0.0,
-            passed=False,
-            details={
-                "error": f"the verifier could not run: {exc}",
-                "verifier_ran": False,
-                "duration_s": time.perf_counter() - started,
-            },
-        )
+        details = {
+            "error": f"the verifier could not run: {exc}",
+            "verifier_ran": False,
+            "duration_s": time.perf_counter() - started,
+        }
+        if isinstance(exc, VerifierKilled):
+            details["verifier_killed"] = True
+        return Reward(value=0.0, passed=False, details=details)
     finally:
         if verdicts:
             shutil.rmtree(verdicts, ignore_errors=True)
@@ -90,7 +113,7 @@ def run_verifier(task: Task, sandbox, workdir: str | None = None, wipe_reward: b
         "exit_code": result.exit_code,
         "timed_out": result.timed_out,
         "stdout_tail": result.stdout[-_TAIL:],
-        "stderr_tail": result.stderr[-_TAIL:],
+        "stderr_tail": result.stderr.replace(_TESTS_STARTED + "\n", "", 1)[-_TAIL:],
         "duration_s": time.perf_counter() - started,
     }
     if dropped:
@@ -126,15 +149,17 @@ def _verifier_script(wipe_reward: bool, cd_to: str | None = None) -> str:
         "tar -x -C /tests --no-same-owner"
     )
     cd = f"cd {shlex.quote(cd_to)} 2>/dev/null || cd /\n" if cd_to else ""
-    return f"(PATH={DEFAULT_PATH}; {copy}) || exit {COPY_FAILED}\n{cd}exec bash /tests/test.sh < /dev/null\n"
+    started = f"echo {_TESTS_STARTED} >&2\n"  # before test.sh: nothing it runs can take it back
+    return f"(PATH={DEFAULT_PATH}; {copy}) || exit {COPY_FAILED}\n{cd}{started}exec bash /tests/test.sh < /dev/null\n"
 
 
 def _reward_files(sandbox) -> dict[str, str]:
-    """Both reward files' text (those that exist), read in a command of their own."""
-    try:
-        result = sandbox.exec(["/bin/sh", "-c", _READ_REWARD_FILES], timeout=60, workdir="/", env=HARNESS_ENV)
-    except (SandboxError, OSError):
-        return {}
+    """Both reward files' text (those that exist), read in a command of their own. A read the
+    sandbox could not run, or that was killed from outside, raises SandboxError: the sandbox's
+    failure, not a missing reward."""
+    result = sandbox.exec(["/bin/sh", "-c", _READ_REWARD_FILES], timeout=60, workdir="/", env=HARNESS_ENV)
+    if result.sandbox_killed:
+        raise SandboxError("the sandbox's process reading the reward files was killed from outside")
     found: dict[str, str] = {}
     current = None
     for line in result.stdout.splitlines():

@@ -54,11 +54,11 @@ def failure_category(trajectory: Trajectory) -> str | None:
         return "no_tool_calls"
     if mode in ("verifier_timeout", "context_overflow"):
         return mode
-    if mode in ("verifier_error", "verifier_unavailable"):
+    if mode in ("verifier_error", "verifier_unavailable", "verifier_killed"):
         return "verifier_failed"
     if mode in ("sandbox_died", "environment_error"):
         return "sandbox_error"
-    if mode == "policy_error":
+    if mode in ("policy_error", "engine_error"):
         return "engine_error"
     calls = trajectory.tool_calls
     failed = [c for c in calls if c.error and c.error != "output_truncated"]

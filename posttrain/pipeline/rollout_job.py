@@ -24,8 +24,9 @@ from posttrain.tasks.records import Task
 
 class InfraFailed(RuntimeError):
     """An episode measured the infrastructure, not the policy (its sandbox died or never started,
-    its verifier could not run): the group is not a fair sample, so the job fails and the
-    dispatcher runs it again, while attempts are left."""
+    the engine failed under it, its verifier could not run or was killed from outside): the
+    group is not a fair sample, so the job fails and the dispatcher runs it again, while
+    attempts are left."""
 
 
 @dataclass(frozen=True)

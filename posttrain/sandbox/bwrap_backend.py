@@ -108,6 +108,9 @@ class BwrapSandbox(AsyncSandboxMixin):
         """`binds` ({sandbox path: host directory}) are mounted for this command only, over what
         the workspace holds there (a `private_dir()` the sandbox's other commands never see)."""
         raw, oom = self._run(cmd, timeout, stdin, env, workdir, self.spec.limits.output_bytes, binds)
+        # bwrap reports a command that a signal killed as 128 + N; only bwrap itself killed (from
+        # the host: the command's processes cannot see it) or closed under it ends by a signal
+        killed = raw.returncode < 0 and not raw.timed_out and not oom
         return ExecResult(
             exit_code=exit_code_of(raw.returncode, raw.timed_out, oom),
             stdout=raw.stdout.decode("utf-8", errors="replace"),
@@ -117,6 +120,7 @@ class BwrapSandbox(AsyncSandboxMixin):
             oom_killed=oom,
             stdout_truncated=raw.stdout_truncated,
             stderr_truncated=raw.stderr_truncated,
+            sandbox_killed=killed or (self._closed and raw.returncode != 0),
         )
 
     def _run(self, cmd, timeout, stdin, env, workdir, output_limit, binds=None) -> tuple[RawResult, bool]:

@@ -48,6 +48,10 @@ class ExecResult:
     oom_killed: bool = False
     stdout_truncated: bool = False
     stderr_truncated: bool = False
+    # the sandbox's own process that ran the command was killed from outside (bwrap: a signal
+    # nothing in its PID namespace can send), or the sandbox was closed under it: the command
+    # was cut off by the infrastructure, and its exit status says nothing about the command
+    sandbox_killed: bool = False
 
     @property
     def ok(self) -> bool:

@@ -278,6 +278,9 @@ class LocalSandbox(AsyncSandboxMixin):
             timed_out=raw.timed_out,
             stdout_truncated=raw.stdout_truncated,
             stderr_truncated=raw.stderr_truncated,
+            # without a PID namespace a signal from outside cannot be told from one the command
+            # sent itself: only a close() that killed the command in flight is the sandbox's
+            sandbox_killed=self._closed and raw.returncode != 0,
         )
 
     # ---- files ----------------------------------------------------------------------------

@@ -1,10 +1,16 @@
 """The agent loop under injected faults: every one ends in a recorded error and a recovery,
 or a clean failure mode; none crashes the run."""
 
+from pathlib import Path
+
+import pytest
+
 from posttrain.agent.loop import AgentConfig, run_episodes
 from posttrain.agent.policies import OraclePolicy, Policy, Reply, ScriptedPolicy
 from posttrain.agent.tool_calls import format_call
+from posttrain.dispatch import Preempted
 from posttrain.sandbox.interface import SandboxError
+from tests.agent.sandbox_kills import SandboxKiller
 
 
 def bash(command: str, **extra) -> str:
@@ -116,6 +122,45 @@ def test_a_sandbox_that_dies_mid_episode_ends_cleanly(good_file_task, tokenizer)
     assert trajectory.failure_mode == "sandbox_died" and trajectory.stop_reason == "error"
     assert trajectory.tool_calls[-1].error == "sandbox_error" and trajectory.tool_calls[-1].attempts == 2
     assert trajectory.reward is not None and not trajectory.reward.passed
+
+
+def test_a_command_whose_sandbox_process_is_killed_from_outside_is_retried(good_file_task, tokenizer):
+    """Not the command's failure (exit 137 from the agent's point of view) but the sandbox's: the
+    call is retried as any transient sandbox error, and the model sees the retry's output."""
+    command = "if [ -e /app/ran ]; then echo second; else touch /app/ran; sleep 60; fi"
+    with SandboxKiller(lambda: ["sleep 60"]) as killer:
+        trajectory = run(good_file_task, ScriptedPolicy([bash(command)]), tokenizer, retry_backoff_s=0.01)
+    call = trajectory.tool_calls[0]
+    assert killer.killed is not None and call.attempts == 2
+    assert call.error is None and call.observation.strip() == "second"
+
+
+def test_a_verifier_killed_from_outside_outranks_how_the_agent_stopped(good_file_task, tokenizer):
+    """The agent ran out of steps; its verifier was then killed mid-run: an infrastructure
+    failure (not max_steps, which would train a 0), and the sandbox is closed after."""
+    Path(good_file_task.metadata["tests_dir"], "test.sh").write_text("sleep 60\necho 1 > /logs/verifier/reward.txt\n")
+    with SandboxKiller(lambda: ["/tests/test.sh"]) as killer:
+        trajectory = run(good_file_task, ScriptedPolicy([bash("true")] * 5), tokenizer, max_steps=1)
+    assert killer.killed is not None and trajectory.stop_reason == "max_steps"
+    assert trajectory.failure_mode == "verifier_killed" and trajectory.infra_failed, trajectory.reward
+    assert trajectory.reward.value == 0.0 and trajectory.reward.details["verifier_killed"] is True
+
+
+def test_a_preempted_engine_call_is_no_outcome_of_its_episodes(good_file_task, tokenizer):
+    """The job was preempted while its episodes waited for the engine: it goes back to the
+    queue (Preempted propagates) instead of ending them as policy errors that get verified."""
+    opened = []
+
+    class PreemptedOnTurnOne(Policy):
+        def act(self, views):
+            opened.extend(v.sandbox for v in views)
+            if views[0].turn == 1:
+                raise Preempted()
+            return [Reply(bash("echo ok > /app/good.txt")) for _ in views]
+
+    with pytest.raises(Preempted):
+        run_episodes([good_file_task, good_file_task], PreemptedOnTurnOne(), tokenizer)
+    assert opened and all(sandbox._closed for sandbox in opened)
 
 
 def test_budgets_end_episodes(good_file_task, tokenizer):

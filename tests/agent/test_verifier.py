@@ -1,14 +1,20 @@
 """The verifier in a real sandbox: one command copies the tests in and runs test.sh, another
 reads the reward; what test.sh prints cannot stand in for the reward files, output past the
 capture limit still gets its reward read, a test.sh killed before it finished gives none, and a
-writer the agent left behind plants nothing."""
+writer the agent left behind plants nothing. A verifier the infrastructure stopped (its sandbox
+process killed from outside, its tests never started) is no verdict; one that ran and failed,
+ran out of its own time or memory, or was killed by code it ran, is one."""
 
+import pytest
+
+from posttrain.agent import verifier
 from posttrain.agent.task_sandbox import build_task_environment, open_task_sandbox
 from posttrain.agent.verifier import run_verifier
 from posttrain.tasks.harbor import load_harbor_task
+from tests.agent.sandbox_kills import SandboxKiller
 
 
-def _task(tmp_path, test_sh: str):
+def _task(tmp_path, test_sh: str, verifier_timeout: float = 20.0, memory_mb: int = 2048):
     root = tmp_path / "task"
     (root / "environment").mkdir(parents=True)
     (root / "environment" / "Dockerfile").write_text("FROM debian:bookworm-slim\nWORKDIR /app\n")
@@ -16,7 +22,8 @@ def _task(tmp_path, test_sh: str):
     (root / "tests" / "test.sh").write_text(test_sh)
     (root / "tests" / "expected.txt").write_text("42\n")
     (root / "task.toml").write_text(
-        'version = "1.0"\n[verifier]\ntimeout_sec = 20.0\n[environment]\nallow_internet = false\n'
+        f'version = "1.0"\n[verifier]\ntimeout_sec = {verifier_timeout}\n'
+        f"[environment]\nallow_internet = false\nmemory_mb = {memory_mb}\n"
     )
     (root / "instruction.md").write_text("Write 42 into /app/out.txt.")
     return load_harbor_task(root)
@@ -77,8 +84,43 @@ def test_a_test_sh_killed_before_it_finished_gives_no_reward(tmp_path, needs_bwr
     reward = _verify(task, f"printf {hack!r} > /app/prog.sh")
     assert not reward.passed and reward.value == 0.0
     assert reward.details["exit_code"] == 137 and "killed by signal 9" in reward.details["error"]
+    assert "verifier_ran" not in reward.details  # a verdict: the agent's code killed its tests
     honest = _verify(task, "echo 42 > /app/out.txt; echo true > /app/prog.sh")
     assert honest.passed
+
+
+def test_a_verifier_killed_from_outside_mid_run_is_no_verdict(tmp_path, needs_bwrap):
+    """The sandbox's process running test.sh is SIGKILLed from the host while test.sh runs (what
+    the host's OOM killer or a chaos run does): the reward is not a 0 the policy earned."""
+    task = _task(tmp_path, "sleep 60\necho 1 > /logs/verifier/reward.txt\n")
+    with SandboxKiller(lambda: ["/tests/test.sh"]) as killer:
+        reward = _verify(task)
+    assert killer.killed is not None
+    assert reward.details["verifier_ran"] is False and reward.details["verifier_killed"] is True
+    assert "killed from outside" in reward.details["error"] and reward.details["duration_s"] < 60
+
+
+def test_tests_that_run_out_of_their_sandbox_memory_are_a_verdict(tmp_path, needs_bwrap):
+    """The sandbox's own memory limit is the episode's: test.sh OOM-killed under it is a 0."""
+    task = _task(tmp_path, "echo 0 > /logs/verifier/reward.txt\nexec tail /dev/zero\n", memory_mb=64)
+    reward = _verify(task)
+    assert reward.value == 0.0 and "verifier_ran" not in reward.details
+    assert reward.details["exit_code"] == 137 and "out of memory" in reward.details["error"]
+
+
+def test_only_a_timeout_before_the_tests_started_is_the_runners(tmp_path, needs_bwrap, monkeypatch):
+    slow = _verify(_task(tmp_path / "slow", "sleep 30\n", verifier_timeout=1.0))
+    assert slow.details.get("timed_out") is True and "verifier_ran" not in slow.details, slow.details  # the tests' own
+    assert "posttrain-tests-started" not in slow.details["stderr_tail"]
+    monkeypatch.setattr(verifier, "COPY_ALLOWANCE_S", 0)  # a deadline no copy can meet
+    never = _verify(_task(tmp_path / "never", "echo 1 > /logs/verifier/reward.txt\n", verifier_timeout=0.001))
+    assert never.details["verifier_ran"] is False and "test.sh never started" in never.details["error"]
+
+
+@pytest.mark.parametrize("test_sh", ["exit 1\n", "echo 0 > /logs/verifier/reward.txt\nfalse\n"])
+def test_tests_that_ran_and_failed_are_a_verdict(tmp_path, needs_bwrap, test_sh):
+    reward = _verify(_task(tmp_path, test_sh))
+    assert reward.value == 0.0 and "verifier_ran" not in reward.details and not reward.details["timed_out"]
 
 
 def test_a_writer_the_agent_left_behind_plants_no_reward(tmp_path, needs_bwrap):

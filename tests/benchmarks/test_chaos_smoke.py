@@ -12,11 +12,15 @@ from tests.benchmarks.scripts import load_script, run_script
 from tests.sandbox.conftest import BWRAP_MISSING
 
 
-def test_the_fault_interval_is_checked():
+def test_the_fault_interval_and_menu_are_checked():
     bench = load_script("chaos")
     assert bench.parse_args(["--fault-interval", "10,20"]).fault_interval == (10.0, 20.0)
     with pytest.raises(SystemExit):
         bench.parse_args(["--fault-interval", "20,10"])
+    assert bench.parse_args([]).faults == ("worker", "sandbox", "engine", "trainer")
+    assert bench.parse_args(["--faults", "engine,sandbox"]).faults == ("engine", "sandbox")
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--faults", "engine,replica"])
 
 
 def step(n: int, slots: list[str]) -> dict:
@@ -55,6 +59,7 @@ def test_tiny_chaos_run_keeps_every_invariant(tmp_path):
     assert len(forced) == 1 and forced[0]["kind"] == "trainer" and "pid" in forced[0]
     assert report["trainer_sessions"] >= 3  # the first, the resume after the forced kill, the finishing one
     assert "engine_replica" in report["faults"]["not_applicable"]
+    assert set(report["faults"]["fired"]) == {"worker", "sandbox", "engine", "trainer"}
     assert report["heldout"]["n"] == 4 and report["cpu"]["model_name"]
     run = tmp_path / "work" / "chaos"
     summary = json.loads((run / "summary.json").read_text())
