@@ -255,7 +255,12 @@ class DomainConfig(_Strict):
         "dict with 'reward'), or a list of them summed with verifier_weights",
     )
     verifier_weights: list[float] | None = Field(None, description="one weight per verifier of the list (default 1)")
-    reward_timeout_s: float = Field(10.0, gt=0, description="python: verifiers: seconds one call may take")
+    reward_timeout_s: float | None = Field(
+        None,
+        gt=0,
+        description="seconds one call of the verifier may take before the sample scores 0 with a reward error: "
+        "python: verifiers (default 10) and reasoning-gym scorers (default 30)",
+    )
     prompt_column: str = Field("prompt", description="parquet/hf-dataset: the prompt (text or chat messages)")
     answer_column: str | None = Field(
         None,
@@ -664,6 +669,13 @@ class MonitorConfig(_Strict):
         ge=0,
         description="evaluate this many domains at each check, the next ones in turn (a domain is seen every "
         "ceil(domains / N) checks), so that the cost stays flat as domains are added; 0: every domain every check",
+    )
+    stage_items: int = Field(
+        0,
+        ge=0,
+        description="sequential checks: evaluate each domain's items in stages of this many, and stop a domain "
+        "after a stage whose items fell no more often than they rose against its best (it cannot be an alarm "
+        "worth the rest); 0: all `items` at once",
     )
     reaction: Literal["none", "reweight", "refresh"] = "none"
     reweight_factor: float = Field(2.0, gt=1, description="reweight: weight multiplier at each alarm")

@@ -18,6 +18,13 @@ With many domains, a test per domain at alpha raises false alarms by the number 
 which bounds the expected share of false alarms among them by `fdr`. An evaluation may cover a
 subset of the domains (a rotating monitor): each domain is compared only with the evaluations
 that covered it.
+
+A check may also stop a domain early (a sequential check, `steady_so_far`): its items are
+evaluated in stages, and after a stage whose items show no more falls than rises against the
+domain's best, the rest are skipped. Such an entry holds the prefix evaluated; it is compared on
+that prefix and is never itself a domain's best (only complete entries are). Stopping only ever
+skips a chance to alarm, so it adds no false alarms; the price is some power at that check,
+which the domain's next check restores.
 """
 
 from __future__ import annotations
@@ -52,6 +59,14 @@ def benjamini_hochberg(p_values: dict[str, float], q: float) -> set[str]:
     m = len(ranked)
     cut = max((k for k, (_, p) in enumerate(ranked, start=1) if p <= k * q / m), default=0)
     return {name for name, _ in ranked[:cut]}
+
+
+def steady_so_far(best: list[bool], now: list[bool]) -> bool:
+    """Whether the items evaluated so far (`now`, a prefix of the check) changed no more often
+    for the worse than for the better against the same items at the domain's best: the answer to
+    "did it fall?" is clear enough to stop this check early."""
+    worse, better = paired_change(best, now)
+    return worse <= better
 
 
 def paired_change(before: list[bool], after: list[bool]) -> tuple[int, int]:
@@ -128,14 +143,27 @@ class SeesawMonitor:
         return [i for i, (_, results) in enumerate(self.history) if domain in results]
 
     def _best_index(self, domain: str) -> int:
+        """The complete entry (every item evaluated, not stopped early) with the best accuracy."""
         entries = self._entries(domain)
-        return max(entries, key=lambda i: (_accuracy(self.history[i][1][domain]), -i))
+        size = max(len(self.history[i][1][domain]) for i in entries)
+        complete = [i for i in entries if len(self.history[i][1][domain]) == size]
+        return max(complete, key=lambda i: (_accuracy(self.history[i][1][domain]), -i))
+
+    def best_items(self, domain: str) -> list[bool] | None:
+        """The per-item results of the domain's best evaluation so far (None before its first)."""
+        if not self._entries(domain):
+            return None
+        return list(self.history[self._best_index(domain)][1][domain])
 
     def _change(self, domain: str, i: int, j: int, worse_is_fall: bool) -> Change:
+        """The change between entries i and j on the items both evaluated (a prefix, when one
+        of them stopped early)."""
         (step_i, at_i), (step_j, at_j) = self.history[i], self.history[j]
-        worse, better = paired_change(at_i[domain], at_j[domain])
+        n = min(len(at_i[domain]), len(at_j[domain]))
+        before, after = at_i[domain][:n], at_j[domain][:n]
+        worse, better = paired_change(before, after)
         p = mcnemar_one_sided(worse, better) if worse_is_fall else mcnemar_one_sided(better, worse)
-        return Change(domain, step_i, step_j, _accuracy(at_i[domain]), _accuracy(at_j[domain]), worse, better, p)
+        return Change(domain, step_i, step_j, _accuracy(before), _accuracy(after), worse, better, p)
 
     def _fall(self, domain: str, alpha: float | None = None) -> Change | None:
         entries = self._entries(domain)

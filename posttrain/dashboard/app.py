@@ -18,6 +18,7 @@ from fastapi.staticfiles import StaticFiles
 
 from posttrain.dashboard import curves
 from posttrain.dashboard.directories import EVAL, INSPECT, RUN, Directory, open_directories
+from posttrain.dashboard.domain_table import domain_rows
 from posttrain.dashboard.eval_results import result_rows, trajectory_file
 from posttrain.dashboard.metrics_log import MetricsLog
 from posttrain.dashboard.overviews import overview, read_json, status
@@ -139,6 +140,13 @@ def create_app(paths: list[Path]) -> FastAPI:
             "problems": list(log.problems),
             "status": status(found.path, found.kind),
         }
+
+    @app.get("/api/runs/{index}/domains")
+    def domains(index: int) -> dict[str, Any]:
+        """One row per domain for the run page's sortable table (domain_table.py)."""
+        found = dashboard.get(index, RUN)
+        rows = domain_rows(found.path, dashboard.metrics[index].refresh())
+        return {"rows": rows, "many": len(rows) > curves.MANY_DOMAINS}
 
     @app.get("/api/runs/{index}/steps")
     def steps(index: int) -> list[dict[str, int]]:

@@ -2,7 +2,9 @@
 
 A panel lists key patterns; every numeric key of the run that matches goes on it, so domains
 and metrics that a run has appear without the dashboard knowing them. Keys on no panel are
-still served (the page offers them as extra charts)."""
+still served (the page offers them as extra charts). Past MANY_DOMAINS domains a curve per
+domain is unreadable: the panels keep the keys over all domains, and the per-domain keys are
+left to the page's table of domains (domain_table.py) and to the extra charts."""
 
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ PANELS: list[tuple[str, tuple[str, ...]]] = [
 ]
 # the keys that average a panel's per-domain series
 MEAN_KEYS = frozenset({"reward_mean", "pass_rate", "eval/overall"})
+MANY_DOMAINS = 12
 _COMPILED = [(title, [re.compile(p + r"\Z") for p in patterns]) for title, patterns in PANELS]
 
 
@@ -51,6 +54,7 @@ def panels(keys: list[str]) -> list[dict[str, Any]]:
     keys that average over domains, listed first so that they are drawn first (dashed, under the
     domains: a run of one domain has its domain's line equal to the mean, and drawn last the
     mean would hide it)."""
+    keys = _panel_keys(keys)
     out = []
     for title, patterns in _COMPILED:
         matched = [k for k in keys if any(p.match(k) for p in patterns)]
@@ -68,6 +72,19 @@ def panels(keys: list[str]) -> list[dict[str, Any]]:
         ]
         out.append({"title": title, "keys": matched, "bands": bands, "means": means})
     return out
+
+
+def _panel_keys(keys: list[str]) -> list[str]:
+    """`keys`, less those of one domain (or pair of domains) when the run has more than
+    MANY_DOMAINS domains."""
+    domains = {k.split("/")[1] for k in keys if k.startswith("reward/")}
+    if len(domains) <= MANY_DOMAINS:
+        return keys
+    return [k for k in keys if not (k.count("/") >= 1 and _of_domains(k.split("/")[1], domains))]
+
+
+def _of_domains(segment: str, domains: set[str]) -> bool:
+    return segment in domains or ("|" in segment and set(segment.split("|")) <= domains)
 
 
 def unpanelled(keys: list[str]) -> list[str]:

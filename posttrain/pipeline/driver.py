@@ -41,7 +41,7 @@ from posttrain.pipeline.shutdown_notice import RunPreempted, ShutdownNotice
 from posttrain.pipeline.stage_summary import stages_summary
 from posttrain.pipeline.starting_point import StartingPoint, starting_point
 from posttrain.pipeline.step_metrics import StepMetrics
-from posttrain.pipeline.step_scoring import score_step, trajectory_rows
+from posttrain.pipeline.step_scoring import RewardErrorLog, score_step, trajectory_rows
 from posttrain.pipeline.training_run import (
     CheckedRun,
     TrainingRun,
@@ -145,6 +145,7 @@ def run_rl(
             monitor = DomainMonitor(config, mixture, outputs.evals, line_printer(console))
             conflicts = DomainConflicts(config, rd.root / CONFLICTS, start.step)
             no_update = NoUpdateWatch(config, line_printer(console))
+            reward_errors, say = RewardErrorLog(), line_printer(console)
             with outputs:
                 before = outputs.eval_before()
                 if mirror is not None:  # the URL holds the run from now on, checkpoint or not
@@ -158,6 +159,8 @@ def run_rl(
                         if notice.received:
                             raise RunPreempted
                         record, groups, advantages = rl_step(config, rollouts, trainer, step, metrics)
+                        for line in reward_errors.new_lines(groups):
+                            say(line)
                         # the mixture policy's weights and pass rates, the curriculum's per family and difficulty
                         record.update(mixture.observe(groups, advantages, step))
                         if conflicts.due(step):
@@ -197,7 +200,9 @@ def run_rl(
                 live.close()
             trainer.close()
             rollouts.close()
-    summary = outputs.finish_run(before, after, rollouts.summary(loop_s, config.train.steps - start.step))
+    summary = outputs.finish_run(
+        before, after, rollouts.summary(loop_s, config.train.steps - start.step) | monitor.cost(loop_s)
+    )
     if mirror is not None:
         mirror.publish_run_files()
     return summary

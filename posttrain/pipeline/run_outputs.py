@@ -75,7 +75,8 @@ def run_summary(
     domain_of: dict[str, str] | None = None,
 ) -> dict:
     """summary.json: held-out reward before and after, and the paired bootstrap interval of the
-    change, overall and (with `domain_of`: item id -> domain) per domain."""
+    change, overall and (with `domain_of`: item id -> domain) per domain, with the items that
+    went from passed to failed and back."""
     ids = sorted(before.per_item)
     delta, low, high = paired_bootstrap_ci(
         [before.per_item[i] for i in ids],
@@ -92,7 +93,15 @@ def run_summary(
             samples=config.train.bootstrap_samples,
             seed=config.seed,
         )
-        per_domain[domain] = {"delta": d_delta, "delta_ci95": [d_low, d_high], "n": len(mine)}
+        worse = sum(before.per_item[i] >= 1.0 > after.per_item[i] for i in mine)
+        better = sum(after.per_item[i] >= 1.0 > before.per_item[i] for i in mine)
+        per_domain[domain] = {
+            "delta": d_delta,
+            "delta_ci95": [d_low, d_high],
+            "n": len(mine),
+            "items_worse": worse,  # passed before, failed after: the paired test's discordant pairs
+            "items_better": better,
+        }
     return {
         "eval_before": {"overall": before.overall, "per_domain": before.per_domain},
         "eval_after": {"overall": after.overall, "per_domain": after.per_domain},

@@ -91,6 +91,7 @@ def score_step(config: RunConfig, groups: list[RolloutGroup]):
         "truncated_fraction": sum(g.truncated() for g in groups) / max(rewards.numel(), 1),
     }
     record.update(reward_function_metrics([r for g in groups for r in g.rewards]))
+    record.update(reward_errors_by_domain(groups))
     record.update(masked_metrics([reason for g in groups for reason in g.masked_reasons()]))
     by_domain: dict[str, list[float]] = {}
     for g in groups:
@@ -125,6 +126,36 @@ def reward_function_metrics(rewards) -> dict[str, float]:
             extras.setdefault(name, []).append(value)
     record.update({f"reward_extra/{name}": sum(v) / len(v) for name, v in sorted(extras.items())})
     return record
+
+
+def reward_errors_by_domain(groups) -> dict[str, float]:
+    """`reward_errors/<domain>`: per domain, the step's samples whose verifier raised or hung
+    (recorded only for domains that had any)."""
+    counts: Counter = Counter()
+    for g in groups:
+        counts[g.task.domain] += sum(bool(r.details.get("reward_errors")) for r in g.rewards)
+    return {f"reward_errors/{d}": float(n) for d, n in sorted(counts.items()) if n}
+
+
+class RewardErrorLog:
+    """One console line per domain, the first time a sample of it has a verifier error (the
+    count per step is in the record): a hundred domains with one broken scorer stay readable."""
+
+    def __init__(self) -> None:
+        self.reported: set[str] = set()
+
+    def new_lines(self, groups) -> list[str]:
+        lines = []
+        for g in groups:
+            domain = g.task.domain
+            errors = [e for r in g.rewards for e in r.details.get("reward_errors", [])]
+            if errors and domain not in self.reported:
+                self.reported.add(domain)
+                lines.append(
+                    f"domain {domain!r}: its verifier failed on a sample, which scores 0 ({errors[0]}); "
+                    f"counted per step as reward_errors/{domain}, the run goes on"
+                )
+        return lines
 
 
 def trajectory_rows(groups, advantages: torch.Tensor):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from posttrain.config import TABLE_PREFIXES, DomainConfig
 from posttrain.errors import TaskSourceError
-from posttrain.tasks.custom_rewards import PREFIX, check_importable, parse_reward_function
+from posttrain.tasks.custom_rewards import DEFAULT_REWARD_TIMEOUT_S, PREFIX, check_importable, parse_reward_function
 from posttrain.tasks.scene.source import PREFIX as SCENE_PREFIX
 from posttrain.tasks.scene.source import SceneSource, parse_difficulties
 from posttrain.tasks.sources import JsonlSource, ReasoningGymSource, ScoredBy, TaskSource
@@ -36,7 +36,7 @@ def scored(source: TaskSource, cfg: DomainConfig, base_dir: Path) -> TaskSource:
                 check_importable(parse_reward_function(name, base_dir))
             except TaskSourceError as exc:
                 raise TaskSourceError(f"domain {cfg.name!r}: {exc}") from exc
-    return ScoredBy(source, cfg.verifiers(), base_dir.resolve(), cfg.reward_timeout_s)
+    return ScoredBy(source, cfg.verifiers(), base_dir.resolve(), cfg.reward_timeout_s or DEFAULT_REWARD_TIMEOUT_S)
 
 
 def read_answer_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
@@ -64,6 +64,7 @@ def read_answer_source(cfg: DomainConfig, base_dir: Path) -> TaskSource:
             params=cfg.params,
             prompt_template=cfg.prompt_template,
             answer_extraction=cfg.answer_extraction or "answer_tag",
+            reward_timeout_s=cfg.reward_timeout_s,
         )
     if cfg.source.startswith(SCENE_PREFIX):
         return SceneSource(

@@ -35,6 +35,7 @@ from pathlib import Path
 from posttrain.errors import TaskSourceError
 
 PREFIX = "python:"
+DEFAULT_REWARD_TIMEOUT_S = 10.0  # seconds a call may take, unless the domain sets reward_timeout_s
 
 
 class RewardFunctionError(Exception):

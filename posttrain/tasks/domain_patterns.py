@@ -77,7 +77,7 @@ def _candidates(prefix: str) -> list[str]:
 def _load_problem(domain: DomainConfig) -> str | None:
     """Why the domain's source cannot give its first item (None when it can)."""
     if domain.source.startswith("terminal-gen:"):
-        return None  # the families are the project's own, each tested
+        return _family_problem(domain)
     from posttrain.tasks.sources import ReasoningGymSource
 
     try:
@@ -92,5 +92,25 @@ def _load_problem(domain: DomainConfig) -> str | None:
         )
         source.get(0)
     except Exception as exc:  # noqa: BLE001 - any failure of a third-party generator leaves it out
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    return None
+
+
+def _family_problem(domain: DomainConfig) -> str | None:
+    """Why a generated terminal family cannot train alone (a composite chains other families'
+    templates, which a domain of it alone does not train), or None."""
+    from posttrain.tasks.terminal_gen.heldout_split import split_templates
+
+    try:
+        split_templates(
+            domain.name,
+            [domain.source.split(":", 1)[1]],
+            domain.difficulties(),
+            heldout_families=domain.heldout_families,
+            heldout_templates=domain.heldout_templates,
+            fraction=domain.heldout_template_fraction,
+            seed=domain.seed,
+        )
+    except TaskSourceError as exc:
         return f"{type(exc).__name__}: {str(exc)[:200]}"
     return None

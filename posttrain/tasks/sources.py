@@ -49,6 +49,7 @@ class ReasoningGymSource:
         params: dict[str, Any],
         prompt_template: str,
         answer_extraction: str,
+        reward_timeout_s: float | None = None,
     ) -> None:
         reasoning_gym = import_reasoning_gym()
         from reasoning_gym.factory import DATASETS
@@ -68,6 +69,8 @@ class ReasoningGymSource:
         self.generator = generator
         self.prompt_template = prompt_template
         self.answer_extraction = answer_extraction
+        # the scorer's time limit (the verifier's default when unset)
+        self.scoring = {"reward_timeout_s": reward_timeout_s} if reward_timeout_s else {}
 
     def __len__(self) -> int:
         return len(self.dataset)
@@ -82,7 +85,7 @@ class ReasoningGymSource:
             instruction=self.prompt_template.format(question=entry["question"]),
             verifier="reasoning-gym",
             answer=entry["answer"],
-            metadata={"entry": entry, "answer_extraction": self.answer_extraction, "index": index},
+            metadata={"entry": entry, "answer_extraction": self.answer_extraction, "index": index, **self.scoring},
         )
 
 

@@ -1,27 +1,32 @@
 """Verifiers for single-reply tasks: reply text + task -> Reward.
 
 Names: `exact`, `numeric`, `math` (math-verify), `reasoning-gym` (the generator's own
-`score_answer`), `scene` (the scene domain's validity gate x geometric constraints). Each but
-`scene` extracts the answer by the task's `metadata["answer_extraction"]` rule; `scene` finds
-the JSON in the reply itself (posttrain.tasks.scene.extraction).
+`score_answer`, run in the reward worker), `scene` (the scene domain's validity gate x
+geometric constraints). Each but `scene` extracts the answer by the task's
+`metadata["answer_extraction"]` rule; `scene` finds the JSON in the reply itself (posttrain.tasks.scene.extraction).
 
 `python:module:function` is the user's own function (custom_rewards.py); a task whose verifier
 is `weighted` is scored by each of `metadata["rewards"]` ([name, weight] pairs) and gets their
 weighted sum, passing when every one passes (TRL's reward_funcs with reward_weights). A user
-function that raises, hangs or returns something other than a number in [0, 1] scores 0 for
-that sample, with the message in `details["reward_errors"]`; the run goes on and counts them.
+function or reasoning-gym scorer that raises, hangs or returns something other than a number
+in [0, 1] scores 0 for that sample, with the message in `details["reward_errors"]`; the run goes on and counts them.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import cache
 
 from posttrain.tasks import gym_entries
 from posttrain.tasks.answer_extraction import extract_answer
-from posttrain.tasks.custom_rewards import PREFIX, RewardFunctionError, call_reward_function, parse_reward_function
-from posttrain.tasks.reasoning_gym_import import import_reasoning_gym
+from posttrain.tasks.custom_rewards import (
+    DEFAULT_REWARD_TIMEOUT_S,
+    PREFIX,
+    RewardFunction,
+    RewardFunctionError,
+    call_reward_function,
+    parse_reward_function,
+)
 from posttrain.tasks.records import Reward, Task
 from posttrain.tasks.scene.verifier import verify_scene
 
@@ -73,17 +78,25 @@ def _parse_math(text: str):
     return parse(f"${text}$") or parse(text)
 
 
-@cache
-def _gym_scorer(name: str):
-    return import_reasoning_gym().create_dataset(name, seed=0, size=1)
+GYM_SCORER = RewardFunction("posttrain.tasks.gym_scoring", "score_entry")
+DEFAULT_GYM_TIMEOUT_S = 30.0  # the worker's first call imports reasoning-gym (2-5 s)
 
 
 def verify_reasoning_gym(text: str, task: Task) -> Reward:
+    """The generator's own scorer, in the reward worker: a scorer that raises or hangs scores 0
+    with the reason in `details["reward_errors"]` (counted per domain in the step's record),
+    never an infrastructure failure and never the run's end."""
     answer = _extracted(text, task, "answer_tag")
-    entry = task.metadata["entry"]
-    entry = {**entry, "metadata": gym_entries.decode(entry["metadata"])}
-    score = float(_gym_scorer(entry["metadata"]["source_dataset"]).score_answer(answer, entry))
-    return Reward(value=score, passed=score >= 1.0, details={"extracted": answer, "expected": str(task.answer)})
+    details = {"extracted": answer, "expected": str(task.answer)}
+    record = task.model_dump(include={"id", "domain", "answer", "metadata"})
+    timeout = float(task.metadata.get("reward_timeout_s", DEFAULT_GYM_TIMEOUT_S))
+    try:
+        score, _ = call_reward_function(GYM_SCORER, record, answer, timeout)
+    except RewardFunctionError as exc:
+        dataset = gym_entries.decode(task.metadata["entry"]["metadata"]).get("source_dataset", "?")
+        details["reward_errors"] = [f"reasoning-gym:{dataset}: {exc}"]
+        return Reward(value=0.0, passed=False, details=details)
+    return Reward(value=score, passed=score >= 1.0, details=details)
 
 
 VERIFIERS: dict[str, Verifier] = {
@@ -96,7 +109,6 @@ VERIFIERS: dict[str, Verifier] = {
 
 
 WEIGHTED = "weighted"
-DEFAULT_REWARD_TIMEOUT_S = 10.0
 
 
 def get_verifier(name: str) -> Verifier:

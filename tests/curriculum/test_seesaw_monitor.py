@@ -163,3 +163,27 @@ def test_a_rotating_monitor_compares_each_domain_with_the_evaluations_that_cover
     (alarm,) = monitor.observe(6, {"a": items(9)})
     assert alarm.falling.domain == "a" and alarm.falling.from_step == 2 and alarm.kind == "fall"
     assert monitor.falling("a") and not monitor.falling("b") and not monitor.falling("c")
+
+
+def test_a_sequential_check_stops_when_the_items_so_far_lean_no_worse():
+    from posttrain.curriculum.seesaw import steady_so_far
+
+    best = [True] * 5 + [False] * 5 + [True] * 30
+    assert steady_so_far(best, best[:10])  # nothing changed
+    assert steady_so_far(best, [False] + [True] * 5 + [False] * 4)  # one worse, one better
+    assert not steady_so_far(best, [False, False] + best[2:10])  # two worse, none better: go on
+
+
+def test_a_check_stopped_early_is_compared_on_its_prefix_and_never_becomes_the_best():
+    monitor = SeesawMonitor(alpha=0.05)
+    monitor.observe(0, {"a": items(20)})
+    # a check stopped after 10 items, all right (better than the best's 20 of 40 overall)
+    assert monitor.observe(2, {"a": [True] * 10}) == []
+    assert monitor.best_items("a") == items(20)  # the complete entry stays the best
+    # a later check whose first 10 items all turned wrong is a fall on those 10 items
+    (alarm,) = monitor.observe(4, {"a": [False] * 10 + items(20)[10:]})
+    assert alarm.falling.from_step == 0 and alarm.falling.items_worse == 10 and alarm.falling.items_better == 0
+    partial = SeesawMonitor(alpha=0.05)
+    partial.observe(0, {"a": items(20)})
+    (fall,) = partial.observe(2, {"a": [False] * 8})  # a prefix of 8 that all fell
+    assert (fall.falling.accuracy_from, fall.falling.accuracy_to, fall.falling.items_worse) == (1.0, 0.0, 8)

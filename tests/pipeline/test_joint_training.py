@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from posttrain.curriculum.seesaw import SeesawMonitor, paired_change
+
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "posttrain.cli"]
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "200"}
@@ -57,17 +59,45 @@ def test_a_joint_run_logs_weights_monitor_and_conflicts(tmp_path, tiny_config):
     assert state["policy"]["name"] == "learnability" and [s for s, _ in state["monitor"]["history"]] == [0, 2, 4]
 
 
-def test_a_rotating_monitor_checks_the_next_domain_each_time_and_reports_its_cost(tmp_path, tiny_config):
-    config = tiny_config(steps=6, checkpoint_every=6)
-    config.write_text(config.read_text() + "[monitor]\nevery = 2\nitems = 4\ndomains_per_check = 1\nfdr = 0.1\n")
+def monitored_run(tmp_path, config, settings: str):
+    """Train `config` with a check of 4 items every 2 steps and `settings`; (run dir, records by step)."""
+    config.write_text(config.read_text() + "[monitor]\nevery = 2\nitems = 4\n" + settings)
     out = tmp_path / "run"
     result = cli("train", config, "--out", out)
     assert result.returncode == 0, result.stderr[-3000:]
-    records = {r["step"]: r for r in map(json.loads, (out / "metrics.jsonl").read_text().splitlines())}
+    return out, {r["step"]: r for r in map(json.loads, (out / "metrics.jsonl").read_text().splitlines())}
+
+
+def test_a_rotating_monitor_checks_the_next_domain_each_time_and_reports_its_cost(tmp_path, tiny_config):
+    config = tiny_config(steps=6, checkpoint_every=6)
+    out, records = monitored_run(tmp_path, config, "domains_per_check = 1\nfdr = 0.1\n")
     checked = {step: sorted(k.split("/")[1] for k in records[step] if k.endswith("/accuracy")) for step in (2, 4, 6)}
     assert checked == {2: ["add"], 4: ["count"], 6: ["add"]}
     assert all(records[step]["monitor/domains_checked"] == 1.0 for step in (2, 4, 6))
     assert all(0.0 < records[step]["monitor/eval_share"] < 1.0 for step in (2, 4, 6))
+    cost = json.loads((out / "summary.json").read_text())["monitor_cost"]
+    assert cost["checks"] == 3 and 0.0 < cost["eval_share"] < 1.0 and cost["items_planned"] == 12
+
+
+def test_a_sequential_check_stops_a_domain_whose_first_stage_shows_no_fall(tmp_path, tiny_config):
+    """Checks in stages of 2 of the 4 items: a domain stops after a stage whose items fell no
+    more often than they rose against its best; one that fell goes on to the end."""
+    out, records = monitored_run(tmp_path, tiny_config(steps=4, checkpoint_every=4), "stage_items = 2\n")
+    history = json.loads((out / "checkpoints" / "step-4" / "state.json").read_text())["mixture"]["monitor"]["history"]
+    assert [step for step, _ in history] == [0, 2, 4] and all(len(v) == 4 for v in history[0][1].values())
+    replay = SeesawMonitor()
+    replay.observe(*history[0])
+    for step, results in history[1:]:
+        record = records[step]
+        assert record["monitor/items_planned"] == 8
+        assert record["monitor/items_evaluated"] == sum(map(len, results.values()))
+        for domain, now in results.items():
+            worse, better = paired_change(replay.best_items(domain)[:2], now[:2])
+            assert len(now) == (2 if worse <= better else 4)
+        replay.observe(step, results)
+        assert record["monitor/stopped_early"] == sum(len(v) == 2 for v in results.values())
+    cost = json.loads((out / "summary.json").read_text())["monitor_cost"]
+    assert cost["items_evaluated"] == sum(records[s]["monitor/items_evaluated"] for s in (2, 4))
 
 
 def test_in_async_mode_the_monitor_evaluates_beside_training(tmp_path, tiny_config):

@@ -31,6 +31,9 @@ def test_patterns_expand_to_a_domain_per_generator_with_the_entrys_keys():
     assert all(d.kind == "terminal" for d in expanded.domains if d.name.startswith("term-"))
     # `composite` needs datasets named in its params: left out with a line saying so
     assert "rg-composite" not in names and any("reasoning-gym:composite left out" in n for n in notes)
+    # terminal-gen's `composite` chains other families' templates: alone it has none to train on
+    assert "term-composite" not in names
+    assert any("terminal-gen:composite left out" in n and "no training template" in n for n in notes)
 
 
 def test_a_glob_selects_and_strict_makes_a_left_out_generator_an_error():

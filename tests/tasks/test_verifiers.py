@@ -1,5 +1,6 @@
 import pytest
 
+from posttrain.tasks.custom_rewards import WORKER
 from posttrain.tasks.records import Task
 from posttrain.tasks.sources import ReasoningGymSource
 from posttrain.tasks.verifiers import get_verifier, score
@@ -45,3 +46,30 @@ def test_reasoning_gym_uses_the_generators_own_scorer():
 def test_unknown_verifier():
     with pytest.raises(KeyError, match="unknown verifier 'regex'"):
         get_verifier("regex")
+
+
+def coin_flip_task(**metadata):
+    source = ReasoningGymSource(
+        "coins", "coin_flip", seed=0, size=4, params={}, prompt_template="{question}", answer_extraction="answer_tag"
+    )
+    t = source.get(0)
+    return t.model_copy(update={"metadata": {**t.metadata, **metadata}})
+
+
+def test_a_reasoning_gym_scorer_that_raises_scores_zero_with_a_named_error():
+    """coin_flip's own score_answer raises OverflowError on the answer 1e999999 (reasoning-gym
+    0.1.25): the sample scores 0 and says which scorer failed and how; the next sample is scored."""
+    t = coin_flip_task()
+    reward = score("<answer>1e999999</answer>", t)
+    assert reward.value == 0.0 and not reward.passed
+    [message] = reward.details["reward_errors"]
+    assert message.startswith("reasoning-gym:coin_flip: raised OverflowError"), message
+    assert score(f"<answer>{t.answer}</answer>", t).passed
+
+
+def test_a_reasoning_gym_scorer_that_outlives_its_timeout_is_stopped():
+    WORKER.close()  # a fresh worker takes seconds to import reasoning-gym: far past 1 ms
+    slow = score("<answer>0.5</answer>", coin_flip_task(reward_timeout_s=0.001))
+    assert slow.value == 0.0 and slow.details["reward_errors"] == ["reasoning-gym:coin_flip: timed out after 0.001 s"]
+    t = coin_flip_task()
+    assert score(f"<answer>{t.answer}</answer>", t).passed  # a fresh worker scores the next one

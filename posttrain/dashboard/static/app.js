@@ -185,17 +185,67 @@ function makeChart(el, panel, data, alarmSteps, onStep) {
   return u;
 }
 
+// ---- the table of domains: one sortable row per domain, a sparkline each (domain_table.py)
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function sparkline(points) {
+  const w = 120, ht = 24, svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("width", w); svg.setAttribute("height", ht); svg.setAttribute("class", "spark");
+  if (points.length < 2) return svg;
+  const xs = points.map((p) => p[0]), ys = points.map((p) => p[1]);
+  const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(0, ...ys), y1 = Math.max(1, ...ys);
+  const line = document.createElementNS(SVG, "polyline");
+  line.setAttribute("points", points.map(([x, y]) =>
+    `${(2 + (w - 4) * (x - x0) / (x1 - x0 || 1)).toFixed(1)},${(ht - 2 - (ht - 4) * (y - y0) / (y1 - y0 || 1)).toFixed(1)}`).join(" "));
+  svg.append(line);
+  return svg;
+}
+
+const DOMAIN_COLUMNS = [["domain", "domain"], ["kind", "kind"], ["gate", "gate"], ["now", "pass rate now"],
+  ["change", "change since start"], ["spark", "over the run"], ["samples", "samples"], ["measure", "measure"]];
+
+function domainTable(rows) {
+  let key = "domain", descending = false;
+  const table = h("table", { id: "domains" });
+  const order = (a, b) => {
+    const x = a[key], y = b[key];
+    if (x === null || x === undefined) return y === null || y === undefined ? 0 : 1; // blanks last either way
+    if (y === null || y === undefined) return -1;
+    const c = typeof x === "number" ? x - y : String(x).localeCompare(String(y));
+    return descending ? -c : c;
+  };
+  function draw() {
+    const head = h("tr", {}, ...DOMAIN_COLUMNS.map(([k, title]) => k === "spark" ? h("th", {}, title) : h("th", {
+      class: "sortable", "data-key": k, "aria-sort": k === key ? (descending ? "descending" : "ascending") : null,
+      onclick: () => { descending = k === key ? !descending : k === "now" || k === "change" || k === "samples"; key = k; draw(); },
+    }, title, k === key ? (descending ? " ▼" : " ▲") : "")));
+    const body = [...rows].sort(order).map((r) => h("tr", { class: `domain-row ${r.gate && r.gate !== "ok" ? "dropped" : ""}`, "data-domain": r.domain },
+      h("td", {}, r.domain), h("td", {}, r.kind), h("td", { title: r.gate_reason || "" }, r.gate || "–"),
+      h("td", { class: "num" }, fmt(r.now, 3)), h("td", { class: `num ${r.change > 0 ? "up" : r.change < 0 ? "down" : ""}` },
+        r.change === null ? "–" : (r.change > 0 ? "+" : "") + r.change.toFixed(3)),
+      h("td", {}, sparkline(r.spark)), h("td", { class: "num" }, r.samples), h("td", { class: "muted" }, r.measure || "–")));
+    table.replaceChildren(head, ...body);
+  }
+  draw();
+  return table;
+}
+
 async function curvesPage(index) {
   const overview = await api(`/api/directories/${index}`);
   crumbs([overview.name, null]);
   const header = h("div", {},
     h("h2", {}, overview.name, " ", h("span", { class: `status ${overview.status}`, id: "run-status" }, overview.status)),
-    h("p", {}, `model ${overview.model || "?"} · ${overview.mode || "sync"} · domains ${overview.domains.join(", ")} · step `,
+    h("p", {}, `model ${overview.model || "?"} · ${overview.mode || "sync"} · domains ${overview.domains.length > 12 ? `${overview.domains.length} (the table below)` : overview.domains.join(", ")} · step `,
       h("b", { id: "last-step" }, fmt(overview.step)), ` / ${fmt(overview.steps_planned)} · `,
       h("a", { href: `/run/${index}/samples` }, "trajectories")),
     storyTable(overview.comparison),
     h("details", { id: "config" }, h("summary", {}, "config.toml (resolved)"), h("pre", {}, JSON.stringify(overview.config, null, 1))));
   const alarmsBox = h("div", { id: "alarms" });
+  const domains = await api(`/api/runs/${index}/domains`);
+  const domainsBox = h("details", { id: "domains-box", open: domains.many ? "open" : null },
+    h("summary", {}, `Domains (${domains.rows.length})`, domains.many ? " — one row each; the charts show the means" : ""),
+    domainTable(domains.rows));
   const charts = h("div", { class: "charts", id: "charts" });
   const latest = h("table", { class: "kv", id: "latest" });
   const more = h("select", { id: "more-metrics" });
@@ -205,7 +255,7 @@ async function curvesPage(index) {
     more.value = "";
     draw();
   };
-  main.replaceChildren(header, alarmsBox, charts, h("p", {}, h("label", {}, "chart another metric: ", more)),
+  main.replaceChildren(header, alarmsBox, domainsBox, charts, h("p", {}, h("label", {}, "chart another metric: ", more)),
     h("details", { open: "open" }, h("summary", {}, "Latest step: every value"), latest));
 
   let state = null; // {keys, data, alarms, plots}
