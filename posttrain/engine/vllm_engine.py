@@ -93,6 +93,7 @@ class VLLMEngine:
             else:
                 os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = saved
         self._warned_truncated = False
+        self._staged: tempfile.TemporaryDirectory | None = None  # vllm_engine_over's copy of the model
 
     # ---- the InferenceEngine interface ----------------------------------------------------
 
@@ -145,7 +146,8 @@ class VLLMEngine:
                 # clone: safetensors refuses tensors that share storage (tied embeddings)
                 save_file({name: t.to("cpu").clone() for name, t in weights}, os.path.join(tmp, "model.safetensors"))
                 self.llm.collective_rpc("reload_weights", kwargs={"weights_path": tmp})
-        self.llm.reset_prefix_cache()
+        if self.llm.reset_prefix_cache() is False:  # False: requests were running, their KV entries stay
+            raise RuntimeError("vllm kept its prefix cache after a weight update: requests were still running")
         self.version = version
 
     # ---- helpers ----------------------------------------------------------------------------
@@ -155,6 +157,9 @@ class VLLMEngine:
         engine_core = getattr(getattr(self.llm, "llm_engine", None), "engine_core", None)
         if engine_core is not None and hasattr(engine_core, "shutdown"):
             engine_core.shutdown()
+        if self._staged is not None:
+            self._staged.cleanup()
+            self._staged = None
 
     def sampling_params(self, params: SamplingParams, n: int, top_logprobs: int = 0):
         """vLLM's SamplingParams for ours (n samples; top_logprobs: also that many most likely tokens)."""
@@ -175,6 +180,35 @@ class VLLMEngine:
             seed=params.seed,
             logprobs=top_logprobs,  # 0: the chosen token's logprob only
         )
+
+
+def vllm_engine_over(
+    model: torch.nn.Module, tokenizer, version: int = 0, max_model_len: int | None = None, **llm_kwargs: Any
+) -> VLLMEngine:
+    """A vLLM engine over a model already in memory (a training run's policy: fresh, from a
+    checkpoint, LoRA-merged or tiny-llama), which vLLM can only load from a directory: the
+    model and tokenizer are saved to a temporary one that lives until `close()`. Its dtype is
+    the model's; max_model_len defaults to the model's max_position_embeddings. Eager (no
+    torch.compile, no CUDA graphs) where there is no GPU: compiling on a CPU costs minutes."""
+    import_vllm()  # before writing anything
+    staged = tempfile.TemporaryDirectory(prefix="posttrain-vllm-model-")
+    try:
+        model.save_pretrained(staged.name, safe_serialization=True)
+        tokenizer.save_pretrained(staged.name)
+        limit = max_model_len or getattr(model.config, "max_position_embeddings", None) or 2048
+        llm_kwargs.setdefault("enforce_eager", not torch.cuda.is_available())
+        engine = VLLMEngine(
+            staged.name,
+            dtype=str(model.dtype).removeprefix("torch."),
+            max_model_len=limit,
+            version=version,
+            **llm_kwargs,
+        )
+    except BaseException:
+        staged.cleanup()
+        raise
+    engine._staged = staged
+    return engine
 
 
 def chosen_logprobs(step_logprobs, token_ids: list[int]) -> list[float]:
