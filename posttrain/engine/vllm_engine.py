@@ -19,6 +19,7 @@ weights go through a safetensors file in a temporary directory instead (`weights
 
 from __future__ import annotations
 
+import copy
 import importlib
 import logging
 import os
@@ -94,6 +95,7 @@ class VLLMEngine:
                 os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = saved
         self._warned_truncated = False
         self._staged: tempfile.TemporaryDirectory | None = None  # vllm_engine_over's copy of the model
+        self.tied: tuple[str, str] | None = None  # vllm_engine_over: (embedding, lm_head) tied in the trainer
 
     # ---- the InferenceEngine interface ----------------------------------------------------
 
@@ -136,6 +138,9 @@ class VLLMEngine:
 
     def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
         weights = [(name, tensor.detach()) for name, tensor in named_tensors]
+        if self.tied is not None:  # the trainer's tied embedding goes to vLLM's untied lm_head too
+            embed_name, head_name = self.tied
+            weights += [(head_name, tensor) for name, tensor in weights if name == embed_name]
         if getattr(self.llm.llm_engine, "model_executor", None) is not None:  # engine core in this process
             self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
         else:
@@ -193,7 +198,7 @@ def vllm_engine_over(
     import_vllm()  # before writing anything
     staged = tempfile.TemporaryDirectory(prefix="posttrain-vllm-model-")
     try:
-        model.save_pretrained(staged.name, safe_serialization=True)
+        tied = untied_copy(model, staged.name)
         tokenizer.save_pretrained(staged.name)
         limit = max_model_len or getattr(model.config, "max_position_embeddings", None) or 2048
         llm_kwargs.setdefault("enforce_eager", not torch.cuda.is_available())
@@ -208,7 +213,31 @@ def vllm_engine_over(
         staged.cleanup()
         raise
     engine._staged = staged
+    engine.tied = tied
     return engine
+
+
+def untied_copy(model: torch.nn.Module, directory: str) -> tuple[str, str] | None:
+    """Save `model` into `directory` for vLLM with its output embedding as a weight of its own.
+    vLLM's in-place reload restores a tied lm_head's old kernel tensor (its checkpoint loader
+    skips lm_head when tied), so the tie would break at the first update; untied, lm_head is
+    reloaded like any layer. Returns (input embedding's name, lm_head's name) where the model
+    ties them (update_weights then sends the embedding under both), else None."""
+    from safetensors.torch import save_file
+
+    config = copy.deepcopy(model.config)
+    embed, head = model.get_input_embeddings(), model.get_output_embeddings()
+    tied = head is not None and head.weight is embed.weight
+    state = {name: tensor.detach().to("cpu").contiguous().clone() for name, tensor in model.state_dict().items()}
+    save_file(state, os.path.join(directory, "model.safetensors"))
+    if not tied:
+        config.save_pretrained(directory)
+        return None
+    config.tie_word_embeddings = False
+    config.save_pretrained(directory)
+    embed_name = next(n for n, p in model.named_parameters() if p is embed.weight)  # the trainer's name for it
+    head_name = next(n for n, p in model.named_parameters(remove_duplicate=False) if n.endswith("lm_head.weight"))
+    return embed_name, head_name
 
 
 def chosen_logprobs(step_logprobs, token_ids: list[int]) -> list[float]:
