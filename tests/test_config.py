@@ -23,6 +23,12 @@ def test_quickstart_config_is_valid():
     assert sum(d.heldout for d in config.domains) >= 200
 
 
+def test_the_vllm_example_is_the_quickstart_with_vllm_rollouts():
+    on_vllm, quickstart = load_config(QUICKSTART.with_name("vllm.toml")), load_config(QUICKSTART)
+    assert on_vllm.engine.backend == "vllm"
+    assert on_vllm.model_copy(update={"engine": quickstart.engine}) == quickstart
+
+
 def test_unknown_key_names_file_and_key(tmp_path):
     path = write(tmp_path, MINIMAL + "[optim]\nlearning_rate = 1e-5\n")
     with pytest.raises(ConfigError) as err:
@@ -153,9 +159,25 @@ def test_train_device_defaults_to_auto_and_cuda_with_the_builtin_engine_is_one_l
     with pytest.raises(ConfigError) as err:
         load_config(write(tmp_path, MINIMAL + '[train]\ndevice = "cuda"\n'))
     message = str(err.value)
-    assert "\n" not in message and 'train.device = "cuda"' in message and 'engine.backend = "hf"' in message
+    assert "\n" not in message and 'train.device = "cuda"' in message and 'engine.backend = "vllm" or "hf"' in message
     with pytest.raises(ConfigError, match="train.device: Input should be 'auto', 'cpu' or 'cuda'"):
         load_config(write(tmp_path, MINIMAL + '[train]\ndevice = "gpu"\n'))
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ('mode = "async"\n[engine]\nbackend = "vllm"\n', r'mode = "async" needs engine.backend = "builtin" \(the vllm'),
+        ('[engine]\nbackend = "vllm"\n[sft]\ndemonstrations = 4\n', r'\[sft\] with engine.backend = "vllm" is not'),
+        ('[engine]\nbackend = "vllm"\nspeculative = true\n', "speculative = true needs backend = 'builtin'"),
+        ('[engine]\nbackend = "vllm"\n[dispatch]\nexecutor = "ray"\n', 'need engine.backend = "builtin"; with vllm'),
+    ],
+)
+def test_vllm_settings_it_cannot_serve_are_one_line_naming_the_key(tmp_path, extra, message):
+    assert load_config(write(tmp_path, MINIMAL + '[engine]\nbackend = "vllm"\n')).engine.backend == "vllm"
+    with pytest.raises(ConfigError, match=message) as err:
+        load_config(write(tmp_path, extra + MINIMAL))
+    assert "\n" not in str(err.value)
 
 
 def test_the_old_scheduler_table_loads_as_dispatch_with_a_line_saying_so(tmp_path, capsys):

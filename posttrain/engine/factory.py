@@ -1,7 +1,7 @@
 """The one place that builds an inference engine.
 
-    engine_for_model(settings, model, tokenizer)   an in-process engine (builtin, hf) over
-                                                    weights already loaded; the [engine] settings
+    engine_for_model(settings, model, tokenizer)   an engine (builtin, hf, vllm) over weights
+                                                    already loaded; the [engine] settings
     build_engine(run_config, model, tokenizer)     the engine a run config asks for
     engine_for_spec("vllm:DIR")                    the engine a model spec names, its model and
                                                     tokenizer loaded (posttrain.models.spec)
@@ -48,6 +48,18 @@ def engine_for_model(settings: EngineConfig, model: torch.nn.Module, tokenizer, 
         from posttrain.engine.hf_engine import HFEngine
 
         return HFEngine(model, tokenizer, max_batch_size=settings.max_batch_size, version=version)
+    if settings.backend == "vllm":
+        from posttrain.engine.vllm_engine import vllm_engine_over
+        from posttrain.engine.vllm_install import require_vllm
+
+        require_vllm("[engine] backend")
+        return vllm_engine_over(
+            model,
+            tokenizer,
+            version=version,
+            max_model_len=settings.max_model_len,
+            gpu_memory_utilization=settings.gpu_memory_utilization,
+        )
     raise PosttrainError(f"engine backend {settings.backend!r} is not available")
 
 

@@ -19,6 +19,7 @@ weights go through a safetensors file in a temporary directory instead (`weights
 
 from __future__ import annotations
 
+import copy
 import importlib
 import logging
 import os
@@ -93,6 +94,8 @@ class VLLMEngine:
             else:
                 os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = saved
         self._warned_truncated = False
+        self._staged: tempfile.TemporaryDirectory | None = None  # vllm_engine_over's copy of the model
+        self.tied: tuple[str, str] | None = None  # vllm_engine_over: (embedding, lm_head) tied in the trainer
 
     # ---- the InferenceEngine interface ----------------------------------------------------
 
@@ -135,6 +138,9 @@ class VLLMEngine:
 
     def update_weights(self, named_tensors: Iterable[tuple[str, torch.Tensor]], version: int) -> None:
         weights = [(name, tensor.detach()) for name, tensor in named_tensors]
+        if self.tied is not None:  # the trainer's tied embedding goes to vLLM's untied lm_head too
+            embed_name, head_name = self.tied
+            weights += [(head_name, tensor) for name, tensor in weights if name == embed_name]
         if getattr(self.llm.llm_engine, "model_executor", None) is not None:  # engine core in this process
             self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
         else:
@@ -145,7 +151,8 @@ class VLLMEngine:
                 # clone: safetensors refuses tensors that share storage (tied embeddings)
                 save_file({name: t.to("cpu").clone() for name, t in weights}, os.path.join(tmp, "model.safetensors"))
                 self.llm.collective_rpc("reload_weights", kwargs={"weights_path": tmp})
-        self.llm.reset_prefix_cache()
+        if self.llm.reset_prefix_cache() is False:  # False: requests were running, their KV entries stay
+            raise RuntimeError("vllm kept its prefix cache after a weight update: requests were still running")
         self.version = version
 
     # ---- helpers ----------------------------------------------------------------------------
@@ -155,6 +162,9 @@ class VLLMEngine:
         engine_core = getattr(getattr(self.llm, "llm_engine", None), "engine_core", None)
         if engine_core is not None and hasattr(engine_core, "shutdown"):
             engine_core.shutdown()
+        if self._staged is not None:
+            self._staged.cleanup()
+            self._staged = None
 
     def sampling_params(self, params: SamplingParams, n: int, top_logprobs: int = 0):
         """vLLM's SamplingParams for ours (n samples; top_logprobs: also that many most likely tokens)."""
@@ -175,6 +185,59 @@ class VLLMEngine:
             seed=params.seed,
             logprobs=top_logprobs,  # 0: the chosen token's logprob only
         )
+
+
+def vllm_engine_over(
+    model: torch.nn.Module, tokenizer, version: int = 0, max_model_len: int | None = None, **llm_kwargs: Any
+) -> VLLMEngine:
+    """A vLLM engine over a model already in memory (a training run's policy: fresh, from a
+    checkpoint, LoRA-merged or tiny-llama), which vLLM can only load from a directory: the
+    model and tokenizer are saved to a temporary one that lives until `close()`. Its dtype is
+    the model's; max_model_len defaults to the model's max_position_embeddings. Eager (no
+    torch.compile, no CUDA graphs) where there is no GPU: compiling on a CPU costs minutes."""
+    import_vllm()  # before writing anything
+    staged = tempfile.TemporaryDirectory(prefix="posttrain-vllm-model-")
+    try:
+        tied = untied_copy(model, staged.name)
+        tokenizer.save_pretrained(staged.name)
+        limit = max_model_len or getattr(model.config, "max_position_embeddings", None) or 2048
+        llm_kwargs.setdefault("enforce_eager", not torch.cuda.is_available())
+        engine = VLLMEngine(
+            staged.name,
+            dtype=str(model.dtype).removeprefix("torch."),
+            max_model_len=limit,
+            version=version,
+            **llm_kwargs,
+        )
+    except BaseException:
+        staged.cleanup()
+        raise
+    engine._staged = staged
+    engine.tied = tied
+    return engine
+
+
+def untied_copy(model: torch.nn.Module, directory: str) -> tuple[str, str] | None:
+    """Save `model` into `directory` for vLLM with its output embedding as a weight of its own.
+    vLLM's in-place reload restores a tied lm_head's old kernel tensor (its checkpoint loader
+    skips lm_head when tied), so the tie would break at the first update; untied, lm_head is
+    reloaded like any layer. Returns (input embedding's name, lm_head's name) where the model
+    ties them (update_weights then sends the embedding under both), else None."""
+    from safetensors.torch import save_file
+
+    config = copy.deepcopy(model.config)
+    embed, head = model.get_input_embeddings(), model.get_output_embeddings()
+    tied = head is not None and head.weight is embed.weight
+    state = {name: tensor.detach().to("cpu").contiguous().clone() for name, tensor in model.state_dict().items()}
+    save_file(state, os.path.join(directory, "model.safetensors"))
+    if not tied:
+        config.save_pretrained(directory)
+        return None
+    config.tie_word_embeddings = False
+    config.save_pretrained(directory)
+    embed_name = next(n for n, p in model.named_parameters() if p is embed.weight)  # the trainer's name for it
+    head_name = next(n for n, p in model.named_parameters(remove_duplicate=False) if n.endswith("lm_head.weight"))
+    return embed_name, head_name
 
 
 def chosen_logprobs(step_logprobs, token_ids: list[int]) -> list[float]:

@@ -1,7 +1,7 @@
 """The RL driver, one for every mode: a single controller that reads as the algorithm, while the
 rollout side and the trainer do the work.
 
-    rollouts = InlineRollouts (hf: generated in this thread)
+    rollouts = InlineRollouts (hf, vllm: generated in this thread)
              | ScheduledRollouts (engine service + rollout workers; sync at eta = 0, async above)
     for step in steps:
         batch   = rollouts.next_batch(step)          # groups: engine token ids, logprobs, rewards
@@ -230,10 +230,12 @@ def rl_step(
 def open_rollouts(
     config: RunConfig, start: StartingPoint, tokenizer, mixture: DomainMixture, run_root: Path, job_fn: JobFunction
 ) -> RolloutSource:
-    """The hf engine's generate() is one batch call that cannot serve concurrent workers: its
-    rollouts run inline. Every other engine serves the dispatcher's workers."""
+    """The hf and vllm engines' generate() is one batch call that cannot serve concurrent workers:
+    their rollouts run inline. The builtin engine serves the dispatcher's workers."""
     engine = build_engine(config, start.engine_model, tokenizer, version=start.step)
-    if config.engine.backend == "hf":
+    if config.engine.backend == "vllm":
+        start.engine_model = None  # vLLM holds its own copy of the weights
+    if config.engine.backend in ("hf", "vllm"):
         return InlineRollouts(
             config,
             engine,

@@ -1,6 +1,8 @@
-"""The rollout side for the hf engine, whose generate() is one batch call that cannot serve
-concurrent workers: each step's groups are generated in the driver's thread, in one call for
-the answer tasks and one batch of episodes for the terminal tasks."""
+"""The rollout side for the hf and vllm engines, whose generate() is one batch call that cannot
+serve concurrent workers: each step's groups are generated in the driver's thread, in one call
+for the answer tasks and one batch of episodes for the terminal tasks. After each step the
+trainer's weights go into the engine (vllm: reloaded in place, its prefix cache cleared), and
+the next step's tokens carry the new version."""
 
 from __future__ import annotations
 
@@ -83,4 +85,6 @@ class InlineRollouts:
         return {}
 
     def close(self) -> None:
-        pass
+        close = getattr(self.engine, "close", None)  # vllm: its engine core and staged model folder
+        if close is not None:
+            close()

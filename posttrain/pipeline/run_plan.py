@@ -103,14 +103,18 @@ def _gate_plan(config: RunConfig) -> str | None:
 def settings_without_effect(config: RunConfig) -> list[str]:
     """Settings the config sets explicitly that the chosen backend or mode ignores."""
     notes = []
-    engine_set = config.engine.model_fields_set
-    if config.engine.backend == "builtin" and "max_batch_size" in engine_set:
-        notes.append("[engine] max_batch_size is used by the hf backend only; the builtin engine ignores it")
-    builtin_only = sorted(engine_set & {"num_blocks", "block_size", "max_num_seqs", "max_num_batched_tokens"})
-    if config.engine.backend == "hf" and builtin_only:
-        notes.append(
-            f"[engine] {', '.join(builtin_only)}: used by the builtin engine only; the hf backend ignores them"
-        )
+    engine_set, backend = config.engine.model_fields_set, config.engine.backend
+    for owner, keys in (
+        ("builtin", {"num_blocks", "block_size", "max_num_seqs", "max_num_batched_tokens"}),
+        ("hf", {"max_batch_size"}),
+        ("vllm", {"max_model_len", "gpu_memory_utilization"}),
+    ):
+        ignored = sorted(engine_set & keys)
+        if backend != owner and ignored:
+            notes.append(
+                f"[engine] {', '.join(ignored)}: used by the {owner} backend only; the {backend} backend ignores "
+                + ("them" if len(ignored) > 1 else "it")
+            )
     if config.mode == "sync" and "async" in config.model_fields_set:
         notes.append('[async] settings apply only with mode = "async"')
     if config.quality_gate and not any(d.source.startswith("harbor:") or is_answer_domain(d) for d in config.domains):

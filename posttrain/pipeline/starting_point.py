@@ -32,7 +32,7 @@ from posttrain.train.trainer_ranks import TrainerRanks, TrainerRecipe
 @dataclass
 class StartingPoint:
     trainer: PolicyTrainer | TrainerRanks  # TrainerRanks: train.world_size > 1, this is rank 0
-    engine_model: torch.nn.Module  # a separate copy; weights are synced into it after each step
+    engine_model: torch.nn.Module | None  # a separate copy, synced after each step (None once vLLM holds it)
     step: int = 0  # the last step trained; 0 for a fresh run
     wall_s: float = 0.0  # wall time of the sessions before this one
     pipeline_state: dict[str, Any] | None = None  # the rollout dispatcher's, saved with the checkpoint

@@ -202,6 +202,10 @@ def check_run(
         raise PosttrainError(f"{config_path or run.run_dir.config}: no [sft] table; posttrain sft needs one")
     if run.config.engine.backend == "builtin":
         check_builtin_family(run.config.model.name)
+    if run.config.engine.backend == "vllm":
+        from posttrain.engine.vllm_install import require_vllm
+
+        require_vllm("[engine] backend")
     check_context_fits(run.config, model_positions(run.config.model.name), model_kv_shape(run.config.model.name))
     if run.config.train.device == "cuda":  # a GPU asked for by name must be here (torch loads only then)
         from posttrain.train.device import resolve_device

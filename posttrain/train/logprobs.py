@@ -8,7 +8,7 @@ from contextlib import nullcontext
 import torch
 from torch.utils.checkpoint import checkpoint
 
-from posttrain.train.shared_prefix import prefix_cache
+from posttrain.train.shared_prefix import cache_argument, prefix_cache
 
 
 def pad_right(
@@ -65,7 +65,7 @@ def token_logprobs(
             out = run(
                 input_ids=input_ids[:, prefix_length:],
                 attention_mask=attention_mask,
-                cache=cache,
+                **{cache_argument(run): cache},
                 use_cache=True,
                 **head,
             )

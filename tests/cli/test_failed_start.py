@@ -96,7 +96,7 @@ def test_a_setting_the_backend_ignores_is_noted(tmp_path):
     config.write_text(config.read_text() + '[engine]\nbackend = "builtin"\nmax_batch_size = 8\n')
     result = run_cli("train", config, "--check")
     assert result.returncode == 0, result.stderr
-    assert "note: [engine] max_batch_size is used by the hf backend only" in result.stderr
+    assert "note: [engine] max_batch_size: used by the hf backend only; the builtin backend ignores it" in result.stderr
 
 
 def test_config_and_task_errors_are_found_before_torch_loads(tmp_path):
@@ -113,3 +113,22 @@ def test_config_and_task_errors_are_found_before_torch_loads(tmp_path):
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert "held-out items but the source has only 1" in result.stdout, result.stderr
     assert result.stdout.strip().endswith("torch not loaded")
+
+
+def test_vllm_backend_without_vllm_is_one_line_naming_the_key_and_the_install(tmp_path):
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vLLM is installed in this environment (the error is for environments without it)")
+    config = write(tmp_path, GOOD_LINES)
+    config.write_text(config.read_text() + '[engine]\nbackend = "vllm"\n')
+    out = tmp_path / "run"
+    for args in (("--check",), ("--out", out)):
+        result = run_cli("train", config, *args)
+        assert result.returncode != 0
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1, result.stderr
+        assert '[engine] backend = "vllm": vLLM is not installed' in lines[0] and "make setup-vllm" in lines[0]
+    assert not out.exists()

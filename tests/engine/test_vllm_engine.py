@@ -139,3 +139,52 @@ def test_update_weights_with_the_engine_core_in_its_own_process(smollm2):
         check_weight_round_trip(engine, smollm2[1], smollm2[2])
     finally:
         engine.close()
+
+
+# ---- a training run's engine: vllm_engine_over, on a tiny random Llama ---------------------
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from posttrain.models.loading import load_model, load_tokenizer
+    from tests.vllm_models import save_tiny_llama
+
+    directory = save_tiny_llama(tmp_path_factory.mktemp("tiny-llama-vllm"))
+    return load_model(str(directory)), load_tokenizer(str(directory))
+
+
+@pytest.mark.vllm
+def test_an_engine_over_a_model_in_memory_takes_each_update_without_a_restart(tiny):
+    """What a training run relies on: vLLM built from the policy in memory, its logprobs the
+    trainer's within float noise, and after update_weights the new policy's, the version on
+    every sampled token, even for a prompt whose prefix the cache held from the old weights."""
+    from posttrain.engine.vllm_engine import vllm_engine_over
+
+    model, tokenizer = tiny
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    engine = vllm_engine_over(model, tokenizer, version=3, max_model_len=1024)
+    staged = engine.model_dir
+    try:
+        assert os.path.isfile(os.path.join(staged, "config.json"))
+        params = SamplingParams(n=2, temperature=1.0, max_tokens=8, seed=5)
+        # long enough to fill whole KV blocks, which are what the prefix cache keeps
+        requests = [GenerationRequest("p", prompt(tokenizer, "Add 2 and 3. " * 80), params)]
+        first = engine.generate(requests)
+        assert [c.version for c in first] == [3, 3] and all(c.token_versions == [3] * len(c.token_ids) for c in first)
+        got, want = recompute(model, first, 1.0)
+        assert float((got - want).abs().max()) < 1e-4
+
+        generator = torch.Generator().manual_seed(1)
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(0.2 * torch.randn(p.shape, generator=generator))
+        engine.update_weights(model.named_parameters(), version=4)
+        second = engine.generate(requests)  # the same prompt: its cached prefix came from the old weights
+        assert [c.version for c in second] == [4, 4] and all(c.token_versions == [4] * len(c.token_ids) for c in second)
+        got, want = recompute(model, second, 1.0)
+        assert float((got - want).abs().max()) < 1e-4
+        old_engine, new_trainer = recompute(model, first, 1.0)  # the update did change the policy
+        assert float((old_engine - new_trainer).abs().max()) > 1e-2
+    finally:
+        engine.close()
+    assert not os.path.exists(staged)
