@@ -21,15 +21,17 @@ def _chaos():
     return load_script("chaos")
 
 
-def outer_bwraps(*markers: str) -> list[int]:
+def outer_bwraps(*markers: str, running: str | None = None) -> list[int]:
     """This process's host-side bwrap processes (parent not bwrap) whose command line holds
-    every marker."""
+    every marker (and, with `running`, under which a process of that name runs already)."""
     chaos = _chaos()
     table = chaos.process_table()
     found = []
     for pid in chaos.descendants(os.getpid(), table):
         ppid, name = table[pid]
         if name != "bwrap" or table.get(ppid, (0, ""))[1] == "bwrap":
+            continue
+        if running is not None and not any(table[d][1] == running for d in chaos.descendants(pid, table)):
             continue
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -42,10 +44,12 @@ def outer_bwraps(*markers: str) -> list[int]:
 
 class SandboxKiller:
     """Once started, SIGKILLs the first outer bwrap process matching `markers()` (a callable, so
-    the markers can be known only once an episode has opened its sandbox). `killed` is its pid."""
+    the markers can be known only once an episode has opened its sandbox) and `running`.
+    `killed` is its pid."""
 
-    def __init__(self, markers, timeout_s: float = 120.0) -> None:
+    def __init__(self, markers, timeout_s: float = 120.0, running: str | None = None) -> None:
         self.markers = markers
+        self.running = running  # kill only once a process of this name runs in the sandbox
         self.timeout_s = timeout_s
         self.killed: int | None = None
         self.error: BaseException | None = None
@@ -73,7 +77,7 @@ class SandboxKiller:
         deadline = time.monotonic() + self.timeout_s
         while not self._stop.is_set() and time.monotonic() < deadline:
             markers = self.markers()
-            for pid in outer_bwraps(*markers) if markers else []:
+            for pid in outer_bwraps(*markers, running=self.running) if markers else []:
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:

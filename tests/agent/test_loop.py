@@ -128,7 +128,9 @@ def test_a_command_whose_sandbox_process_is_killed_from_outside_is_retried(good_
     """Not the command's failure (exit 137 from the agent's point of view) but the sandbox's: the
     call is retried as any transient sandbox error, and the model sees the retry's output."""
     command = "if [ -e /app/ran ]; then echo second; else touch /app/ran; sleep 60; fi"
-    with SandboxKiller(lambda: ["sleep 60"]) as killer:
+    # killed once `sleep` runs, so the first attempt has touched /app/ran (the command line holds
+    # "sleep 60" from the start: killed on that alone, the retry would find no /app/ran)
+    with SandboxKiller(lambda: ["sleep 60"], running="sleep") as killer:
         trajectory = run(good_file_task, ScriptedPolicy([bash(command)]), tokenizer, retry_backoff_s=0.01)
     call = trajectory.tool_calls[0]
     assert killer.killed is not None and call.attempts == 2
@@ -139,7 +141,7 @@ def test_a_verifier_killed_from_outside_outranks_how_the_agent_stopped(good_file
     """The agent ran out of steps; its verifier was then killed mid-run: an infrastructure
     failure (not max_steps, which would train a 0), and the sandbox is closed after."""
     Path(good_file_task.metadata["tests_dir"], "test.sh").write_text("sleep 60\necho 1 > /logs/verifier/reward.txt\n")
-    with SandboxKiller(lambda: ["/tests/test.sh"]) as killer:
+    with SandboxKiller(lambda: ["/tests/test.sh"], running="sleep") as killer:  # while test.sh runs
         trajectory = run(good_file_task, ScriptedPolicy([bash("true")] * 5), tokenizer, max_steps=1)
     assert killer.killed is not None and trajectory.stop_reason == "max_steps"
     assert trajectory.failure_mode == "verifier_killed" and trajectory.infra_failed, trajectory.reward

@@ -93,7 +93,7 @@ def test_a_verifier_killed_from_outside_mid_run_is_no_verdict(tmp_path, needs_bw
     """The sandbox's process running test.sh is SIGKILLed from the host while test.sh runs (what
     the host's OOM killer or a chaos run does): the reward is not a 0 the policy earned."""
     task = _task(tmp_path, "sleep 60\necho 1 > /logs/verifier/reward.txt\n")
-    with SandboxKiller(lambda: ["/tests/test.sh"]) as killer:
+    with SandboxKiller(lambda: ["/tests/test.sh"], running="sleep") as killer:  # while test.sh runs
         reward = _verify(task)
     assert killer.killed is not None
     assert reward.details["verifier_ran"] is False and reward.details["verifier_killed"] is True

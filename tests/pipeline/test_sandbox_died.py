@@ -94,7 +94,8 @@ def test_a_verifier_killed_mid_run_is_masked_and_the_rest_trains_as_without_it(g
     tests = Path(good_file_task.metadata["tests_dir"], "test.sh")
     tests.write_text("if [ -e /app/slow ]; then sleep 60; fi\n" + tests.read_text())
     policy = WritesBySeed(tokenizer)
-    with SandboxKiller(lambda: [policy.slow_sandbox, "/tests/test.sh"] if policy.slow_sandbox else None) as killer:
+    markers = lambda: [policy.slow_sandbox, "/tests/test.sh"] if policy.slow_sandbox else None  # noqa: E731
+    with SandboxKiller(markers, running="sleep") as killer:  # while test.sh sleeps
         trajectories = run_episodes([good_file_task] * 4, policy, tokenizer, AgentConfig(), seeds=[0, 1, 2, 3])
     assert killer.killed is not None
     assert [t.failure_mode for t in trajectories] == ["verifier_killed", None, "wrong_answer", None]
