@@ -76,6 +76,13 @@ class Trajectory:
         return sum(len(t.completion_ids) for t in self.turns)
 
     @property
+    def final_context_tokens(self) -> int:
+        """The context at the episode's end: the last turn's prompt and reply (0 for no turn)."""
+        if not self.turns:
+            return 0
+        return len(self.turns[-1].prompt_ids) + len(self.turns[-1].completion_ids)
+
+    @property
     def prefix_hit_rate(self) -> float:
         total = self.prompt_tokens
         return sum(t.cached_prompt_tokens for t in self.turns) / total if total else 0.0

@@ -96,7 +96,7 @@ def evaluate(
             if task.metadata.get("reference_steps"):
                 by_steps.setdefault(len(task.metadata["reference_steps"]), []).append(value)
             turns.append(len(trajectory.turns))
-            context.append(final_context_tokens(trajectory))
+            context.append(trajectory.final_context_tokens)
     answer = [t for t in tasks if t.kind != "terminal"]
     for start in range(0, len(answer), batch_size):
         chunk = answer[start : start + batch_size]
@@ -135,11 +135,3 @@ def evaluate(
         per_steps_needed=per_steps_needed,
         episodes=episodes,
     )
-
-
-def final_context_tokens(trajectory) -> int:
-    """The episode's context at its end: the last turn's prompt and reply (0 for no turn)."""
-    if not trajectory.turns:
-        return 0
-    last = trajectory.turns[-1]
-    return len(last.prompt_ids) + len(last.completion_ids)
